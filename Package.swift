@@ -1,0 +1,21 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "WeaveDI",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "WeaveDI", targets: ["WeaveDI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        .target(
+            name: "WeaveDI",
+            dependencies: [.product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(name: "WeaveDITests", dependencies: ["WeaveDI"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,71 @@
+extension Container {
+    /// Keys whose async factories are running in the current task, outermost first.
+    @TaskLocal static var asyncStack: [RegistrationKey] = []
+
+    func resolveAsync<T>(_ type: T.Type) async throws(ResolutionError) -> T {
+        let (owner, found) = try find(type, name: nil, context: ThreadContext.current)
+        switch found {
+        case .instance(let instance):
+            return instance
+        case .registration(let registration):
+            guard case .async(let factory) = registration.maker else {
+                return try owner.produce(registration, context: ThreadContext.current)
+            }
+            return try await owner.produceAsync(registration, factory)
+        case .missing:
+            preconditionFailure("find never returns .missing")
+        }
+    }
+
+    /// Runs an async factory as its scope requires; shared scopes run it once, later callers await it.
+    private func produceAsync<T>(
+        _ registration: Registration<T>, _ factory: @escaping @Sendable () async throws -> T
+    ) async throws(ResolutionError) -> T {
+        let key = registration.key
+        let stack = Container.asyncStack
+        try checkCycle(key, stack: stack)
+        if let dependent = stack.last { recordEdge(from: dependent, to: key) }
+        let make: @Sendable () async throws -> HandOff<T> = {
+            try await Container.$asyncStack.withValue(stack + [key]) { HandOff(value: try await factory()) }
+        }
+        do {
+            if registration.scope == .transient { return try await make().value }
+            let task: Task<HandOff<T>, any Error> = registration.inflight.withLock { inflight in
+                if let inflight { return inflight }
+                if let existing = sharedInstance(of: registration) {
+                    return Task { HandOff(value: existing.value) }
+                }
+                let task = Task { try await make() }
+                inflight = task
+                return task
+            }
+            let made = try await task.value
+            publish(made, in: registration)
+            registration.inflight.withLock { if $0 == task { $0 = nil } }
+            return made.value
+        } catch {
+            registration.inflight.withLock { $0 = nil }
+            if let error = error as? ResolutionError { throw error }
+            throw .factoryFailed(type: key.description, underlying: error)
+        }
+    }
+
+    private func sharedInstance<T>(of registration: Registration<T>) -> HandOff<T>? {
+        lock.withReadLock(ThreadContext.current) { _ in
+            if registration.scope == .weak {
+                return (registration.weakInstance as? T).map(HandOff.init)
+            }
+            return registration.instance.map(HandOff.init)
+        }
+    }
+
+    private func publish<T>(_ made: HandOff<T>, in registration: Registration<T>) {
+        lock.withWriteLock {
+            if registration.scope == .weak {
+                registration.weakInstance = made.value as AnyObject
+            } else {
+                registration.instance = made.value
+            }
+        }
+    }
+}

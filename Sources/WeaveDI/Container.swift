@@ -1,0 +1,310 @@
+import Logging
+import Synchronization
+
+/// A dependency-injection container: register factories under types (and optional names), then
+/// resolve them. Every method is thread-safe. No lock is held while a factory runs, so a factory
+/// may resolve and register, and a slow factory for one key never blocks resolves of other keys.
+///
+/// `WeaveDI.Container` names this class; `DIContainer` is an alias for it.
+public final class Container: @unchecked Sendable {
+    // @unchecked: `table` and `nextIndex` are guarded by `lock` (read under one shard, written
+    // under all); everything else is immutable or guarded by its own Mutex.
+
+    /// The container this one falls back to for keys it does not hold. It does not retain this one.
+    public let parent: Container?
+
+    let lock = ShardedLock()
+    var table = RegistryTable()
+    var nextIndex = 0
+    let edges = Mutex<Set<DependencyEdge>>([])
+
+    /// Creates a container, optionally falling back to `parent` for keys it does not hold.
+    public init(parent: Container? = nil) {
+        self.parent = parent
+    }
+
+    // MARK: Registration
+
+    /// Registers a factory for `type`; registering the same key again replaces it (last one wins).
+    public func register<T>(_ type: T.Type = T.self, scope: Scope = .transient, factory: @escaping @Sendable () -> T) {
+        store(RegistrationKey(type, name: nil), scope: scope, maker: .sync(factory))
+    }
+
+    /// Registers a factory that may throw; a throw surfaces as `ResolutionError.factoryFailed`.
+    public func register<T>(_ type: T.Type = T.self, scope: Scope = .transient, throwingFactory: @escaping @Sendable () throws -> T) {
+        store(RegistrationKey(type, name: nil), scope: scope, maker: .sync(throwingFactory))
+    }
+
+    /// Registers a factory for `type` under `name`, beside the type's default registration.
+    public func register<T>(_ name: String, _ type: T.Type = T.self, scope: Scope = .transient, factory: @escaping @Sendable () -> T) {
+        store(RegistrationKey(type, name: name), scope: scope, maker: .sync(factory))
+    }
+
+    /// Registers an existing instance; it always acts as a singleton.
+    public func register<T>(_ type: T.Type = T.self, instance: T) {
+        store(RegistrationKey(type, name: nil), scope: .singleton, maker: Maker<T>.instance, instance: instance)
+    }
+
+    /// Registers a factory that takes an argument; resolve it with `resolve(_:argument:)`. Always transient.
+    public func register<T, Arg>(_ type: T.Type = T.self, factory: @escaping @Sendable (Arg) -> T) {
+        store(RegistrationKey(type, name: nil), scope: .transient,
+              maker: Maker<T>.argument(ArgumentFactory(factory), argumentType: String(describing: Arg.self)))
+    }
+
+    /// Registers an async factory; resolve it with `try await resolve(_:)`. Shared scopes still run it once.
+    public func register<T>(_ type: T.Type = T.self, scope: Scope = .transient, factory: @escaping @Sendable () async throws -> T) {
+        store(RegistrationKey(type, name: nil), scope: scope, maker: .async(factory))
+    }
+
+    private func store<T>(_ key: RegistrationKey, scope: Scope, maker: Maker<T>, instance: T? = nil) {
+        let replaced: AnyRegistration? = lock.withWriteLock {
+            let index: Int
+            if let existing = table.lookup(key) {
+                index = existing.index
+            } else {
+                index = nextIndex
+                nextIndex += 1
+            }
+            return table.insert(Registration(key: key, scope: scope, index: index, maker: maker, instance: instance))
+        }
+        if let replaced {
+            DILog.log(.registration, .debug, "Replaced the registration of \(key) (was \(replaced.scope), now \(scope))",
+                      metadata: ["service": "\(key)"])
+        } else {
+            DILog.log(.registration, .debug, "Registered \(key) as \(scope)", metadata: ["service": "\(key)"])
+        }
+        // `replaced` (and the instance it may hold) is released here, outside the lock.
+    }
+
+    // MARK: Resolution
+
+    /// The service registered for `type`, or `nil` when it is not registered or its factory failed.
+    public func resolve<T>(_ type: T.Type = T.self) -> T? {
+        do { return try resolveValue(type, name: nil) } catch { report(error); return nil }
+    }
+
+    /// The service registered for `type` under `name`, or `nil`.
+    public func resolve<T>(_ name: String, _ type: T.Type = T.self) -> T? {
+        do { return try resolveValue(type, name: name) } catch { report(error); return nil }
+    }
+
+    /// The service registered for `type`, or `defaultValue()` when there is none.
+    public func resolve<T>(_ type: T.Type = T.self, default defaultValue: @autoclosure () -> T) -> T {
+        resolve(type) ?? defaultValue()
+    }
+
+    /// The service registered for `type`; traps with a diagnostic naming the type (and near names) otherwise.
+    public func requireResolve<T>(_ type: T.Type = T.self) -> T {
+        do { return try resolveValue(type, name: nil) } catch {
+            preconditionFailure("WeaveDI: \(error)")
+        }
+    }
+
+    /// The service registered for `type`, or a `ResolutionError` saying why not.
+    public func resolveThrows<T>(_ type: T.Type = T.self) throws(ResolutionError) -> T {
+        try resolveValue(type, name: nil)
+    }
+
+    /// The service registered for `type` under `name`, or a `ResolutionError` saying why not.
+    public func resolveThrows<T>(_ name: String, _ type: T.Type = T.self) throws(ResolutionError) -> T {
+        try resolveValue(type, name: name)
+    }
+
+    /// The service made by the argument factory of `type`, or `nil` (argument of the wrong type included).
+    public func resolve<T, Arg>(_ type: T.Type = T.self, argument: Arg) -> T? {
+        do { return try resolveValue(type, argument: argument) } catch { report(error); return nil }
+    }
+
+    /// The service registered for `type`, running an async factory if that is what it has.
+    public func resolve<T>(_ type: T.Type = T.self) async throws(ResolutionError) -> T {
+        try await resolveAsync(type)
+    }
+
+    /// Drops every `.cached` instance; the next resolve makes a new one. Returns how many were dropped.
+    @discardableResult
+    public func evictCached() -> Int {
+        let evicted: [Any] = lock.withWriteLock {
+            table.all.filter { $0.scope == .cached }.compactMap { $0.takeInstance() }
+        }
+        if !evicted.isEmpty {
+            DILog.log(.all, .debug, "Evicted \(evicted.count) cached instances", metadata: ["count": "\(evicted.count)"])
+        }
+        return evicted.count // the instances are released here, outside the lock
+    }
+
+    /// Removes every registration and the instances they hold (the parent is untouched).
+    public func releaseAll() {
+        let dropped: RegistryTable = lock.withWriteLock {
+            defer {
+                table = RegistryTable()
+                nextIndex = 0
+                for shard in lock.shards { shard.hits.removeAll() }
+            }
+            return table
+        }
+        edges.withLock { $0.removeAll() }
+        DILog.log(.registration, .debug, "Released all registrations")
+        _ = dropped // released here, outside the lock
+    }
+
+    // MARK: Internals
+
+    /// The outcome of a look-up under the read lock.
+    enum Lookup<T> {
+        case instance(T)
+        case registration(Registration<T>)
+        case missing
+    }
+
+    @inline(__always)
+    func lookup<T>(_ type: T.Type, name: String?, context: ThreadContext) -> Lookup<T> {
+        lock.withReadLock(context) { shard in
+            let found = name == nil ? table.lookup(ObjectIdentifier(type)) : table.lookup(RegistrationKey(type, name: name))
+            guard let found else { return .missing }
+            shard.countHit(found.index)
+            // Safe: every registration under the identity of `T` is a `Registration<T>`.
+            let registration = unsafeDowncast(found, to: Registration<T>.self)
+            if let instance = registration.instance { return .instance(instance) }
+            return .registration(registration)
+        }
+    }
+
+    /// The registration for `type` here or in an ancestor, with the container that holds it.
+    func find<T>(_ type: T.Type, name: String?, context: ThreadContext) throws(ResolutionError) -> (Container, Lookup<T>) {
+        var container = self
+        while true {
+            let found = container.lookup(type, name: name, context: context)
+            if case .missing = found {
+                guard let parent = container.parent else {
+                    throw notRegistered(RegistrationKey(type, name: name))
+                }
+                container = parent
+                continue
+            }
+            return (container, found)
+        }
+    }
+
+    func resolveValue<T>(_ type: T.Type, name: String?) throws(ResolutionError) -> T {
+        let context = ThreadContext.current
+        let (owner, found) = try find(type, name: name, context: context)
+        switch found {
+        case .instance(let instance):
+            if let dependent = context.stack.last { recordEdge(from: dependent, to: RegistrationKey(type, name: name)) }
+            return instance
+        case .registration(let registration):
+            return try owner.produce(registration, context: context)
+        case .missing:
+            preconditionFailure("find never returns .missing")
+        }
+    }
+
+    func resolveValue<T, Arg>(_ type: T.Type, argument: Arg) throws(ResolutionError) -> T {
+        let context = ThreadContext.current
+        let (_, found) = try find(type, name: nil, context: context)
+        guard case .registration(let registration) = found,
+              case .argument(let factory, let expected) = registration.maker else {
+            throw .argumentMismatch(type: String(describing: type), expected: "no argument",
+                                    actual: "an argument of type \(Arg.self)")
+        }
+        guard let typed = factory as? ArgumentFactory<Arg, T> else {
+            throw .argumentMismatch(type: registration.key.description, expected: "an argument of type \(expected)",
+                                    actual: "an argument of type \(Arg.self)")
+        }
+        return try run(registration.key, context: context) { typed.make(argument) }
+    }
+
+    /// Runs the registration's synchronous factory as its scope requires.
+    func produce<T>(_ registration: Registration<T>, context: ThreadContext) throws(ResolutionError) -> T {
+        let key = registration.key
+        let make: @Sendable () throws -> T
+        switch registration.maker {
+        case .sync(let factory):
+            make = factory
+        case .async:
+            throw .factoryFailed(type: key.description, underlying: RegistrationUsageError.asyncFactoryNeedsAwait(type: key.description))
+        case .argument(_, let argumentType):
+            throw .argumentMismatch(type: key.description, expected: "an argument of type \(argumentType)", actual: "no argument")
+        case .instance:
+            // An instance registration whose instance is gone: it was released; nothing can remake it.
+            throw notRegistered(key)
+        }
+        switch registration.scope {
+        case .transient:
+            return try run(key, context: context, make)
+        case .singleton, .cached:
+            // Checked before the gate: a factory that resolves its own key must not wait on itself.
+            try checkCycle(key, stack: context.stack)
+            return try registration.gate!.value(
+                existing: { lock.withReadLock(context) { _ in registration.instance } },
+                create: { () throws(ResolutionError) -> T in
+                    let instance = try run(key, context: context, make)
+                    lock.withWriteLock { registration.instance = instance }
+                    return instance
+                })
+        case .weak:
+            try checkCycle(key, stack: context.stack)
+            return try registration.gate!.value(
+                existing: { lock.withReadLock(context) { _ in registration.weakInstance as? T } },
+                create: { () throws(ResolutionError) -> T in
+                    let instance = try run(key, context: context, make)
+                    guard Swift.type(of: instance as Any) is AnyClass else {
+                        throw .factoryFailed(type: key.description, underlying: RegistrationUsageError.weakScopeNeedsClass(type: key.description))
+                    }
+                    lock.withWriteLock { registration.weakInstance = instance as AnyObject }
+                    return instance
+                })
+        }
+    }
+
+    /// Runs a factory with cycle detection and dependency-edge recording on this thread's stack.
+    func run<T>(_ key: RegistrationKey, context: ThreadContext, _ make: () throws -> T) throws(ResolutionError) -> T {
+        try checkCycle(key, stack: context.stack)
+        if let dependent = context.stack.last { recordEdge(from: dependent, to: key) }
+        context.stack.append(key)
+        defer { context.stack.removeLast() }
+        do {
+            return try make()
+        } catch let error as ResolutionError {
+            throw error
+        } catch {
+            throw .factoryFailed(type: key.description, underlying: error)
+        }
+    }
+
+    /// Throws `.cycle` when `key` is already being made further up `stack`.
+    func checkCycle(_ key: RegistrationKey, stack: [RegistrationKey]) throws(ResolutionError) {
+        if let start = stack.firstIndex(of: key) {
+            throw .cycle(path: stack[start...].map(\.description) + [key.description])
+        }
+    }
+
+    func recordEdge(from dependent: RegistrationKey, to dependency: RegistrationKey) {
+        _ = edges.withLock { $0.insert(DependencyEdge(from: dependent, to: dependency)) }
+    }
+
+    /// A `.notRegistered` error for `key`, with near names registered here or in an ancestor.
+    func notRegistered(_ key: RegistrationKey) -> ResolutionError {
+        var names: [String] = []
+        var container: Container? = self
+        while let current = container {
+            names += current.lock.withReadLock(ThreadContext.current) { _ in current.table.all.map(\.key.description) }
+            container = current.parent
+        }
+        return .notRegistered(type: key.description, suggestions: NameSuggestions.nearest(to: key.description, among: names))
+    }
+
+    /// Logs an error that an optional API turned into `nil`.
+    /// A miss is a warning (optional APIs are often used for optional services); the rest are errors.
+    func report(_ error: ResolutionError) {
+        let metadata: Logger.Metadata = ["service": "\(error.serviceName)", "error": "\(error.kind)"]
+        if case .notRegistered = error {
+            DILog.log(.warnings, .warning, "\(error)", metadata: metadata)
+        } else {
+            DILog.log(.errors, .error, "\(error)", metadata: metadata)
+        }
+    }
+}
+
+/// The container class, under the name WeaveDI code uses for it.
+public typealias DIContainer = Container

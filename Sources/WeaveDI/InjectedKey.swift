@@ -1,0 +1,12 @@
+/// A dependency with a default, reached through `InjectedValues` (like swift-dependencies' `DependencyKey`).
+public protocol InjectedKey {
+    associatedtype Value: Sendable
+    /// The value used in production.
+    static var liveValue: Value { get }
+    /// The value used under `swift test` or `WEAVEDI_CONTEXT=test`; defaults to `liveValue`.
+    static var testValue: Value { get }
+}
+
+extension InjectedKey {
+    public static var testValue: Value { liveValue }
+}

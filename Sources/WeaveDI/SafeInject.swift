@@ -1,0 +1,24 @@
+/// Like `@Inject`, for code that wants a thrown error rather than a silent `nil`:
+///
+///     @SafeInject var store: Store?
+///     let value = try store.getValue()   // throws ResolutionError.notRegistered naming Store
+@propertyWrapper
+public struct SafeInject<T>: Sendable {
+    private let storage: LazyResolution<T>
+
+    public init() {
+        storage = LazyResolution { $0.resolve(T.self) }
+    }
+
+    public var wrappedValue: T? { storage.value() }
+}
+
+extension Optional {
+    /// The wrapped value, or `ResolutionError.notRegistered` naming `Wrapped` and near registered names.
+    public func getValue() throws(ResolutionError) -> Wrapped {
+        guard let self else {
+            throw Container.current.notRegistered(RegistrationKey(Wrapped.self, name: nil))
+        }
+        return self
+    }
+}

@@ -1,0 +1,55 @@
+/// A static front end over `Container.current` (the task's override, else `Container.live`).
+public enum UnifiedDI {
+    /// Registers a factory for `type` in the current container.
+    public static func register<T>(_ type: T.Type = T.self, scope: Scope = .transient, factory: @escaping @Sendable () -> T) {
+        Container.current.register(type, scope: scope, factory: factory)
+    }
+
+    /// Registers a factory for `type` under `name` in the current container.
+    public static func register<T>(_ name: String, _ type: T.Type = T.self, scope: Scope = .transient, factory: @escaping @Sendable () -> T) {
+        Container.current.register(name, type, scope: scope, factory: factory)
+    }
+
+    /// Registers an instance (a singleton) in the current container.
+    public static func register<T>(_ type: T.Type = T.self, instance: T) {
+        Container.current.register(type, instance: instance)
+    }
+
+    /// The service registered for `type`, or `nil`.
+    public static func resolve<T>(_ type: T.Type = T.self) -> T? {
+        Container.current.resolve(type)
+    }
+
+    /// The service registered for `type` under `name`, or `nil`.
+    public static func resolve<T>(_ name: String, _ type: T.Type = T.self) -> T? {
+        Container.current.resolve(name, type)
+    }
+
+    /// The service registered for `type`, or `defaultValue()`.
+    public static func resolve<T>(_ type: T.Type = T.self, default defaultValue: @autoclosure () -> T) -> T {
+        Container.current.resolve(type) ?? defaultValue()
+    }
+
+    /// The service registered for `type`; traps with a diagnostic otherwise.
+    public static func requireResolve<T>(_ type: T.Type = T.self) -> T {
+        Container.current.requireResolve(type)
+    }
+
+    /// The service registered for `type`, or a `ResolutionError`.
+    public static func resolveThrows<T>(_ type: T.Type = T.self) throws(ResolutionError) -> T {
+        try Container.current.resolveThrows(type)
+    }
+
+    /// Removes every registration of the current container.
+    public static func releaseAll() {
+        Container.current.releaseAll()
+    }
+
+    /// Chooses which container events are logged through swift-log (label `weave.di`).
+    public static func setLogLevel(_ level: LogLevel) {
+        DILog.setLevel(level)
+    }
+
+    /// The current log level.
+    public static var logLevel: LogLevel { DILog.level }
+}

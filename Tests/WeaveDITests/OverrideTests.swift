@@ -1,0 +1,77 @@
+import Testing
+@testable import WeaveDI
+
+private enum GreetingKey: InjectedKey {
+    static var liveValue: String { "live" }
+    static var testValue: String { "test" }
+}
+
+private enum PortKey: InjectedKey {
+    static var liveValue: Int { 9000 }
+}
+
+extension InjectedValues {
+    fileprivate var greeting: String {
+        get { self[GreetingKey.self] }
+        set { self[GreetingKey.self] = newValue }
+    }
+    fileprivate var port: Int {
+        get { self[PortKey.self] }
+        set { self[PortKey.self] = newValue }
+    }
+}
+
+@Suite struct OverrideTests {
+    @Test(arguments: 0..<8)
+    func parallelTestsEachSeeTheirOwnContainer(index: Int) async {
+        let container = Container()
+        container.register(Settings.self) { Settings(name: "test-\(index)") }
+        await withContainer(container) {
+            UnifiedDI.register("extra", Settings.self) { Settings(name: "extra-\(index)") }
+            try? await Task.sleep(for: .milliseconds(1))
+            #expect(UnifiedDI.resolve(Settings.self)?.name == "test-\(index)")
+            #expect(UnifiedDI.resolve("extra", Settings.self)?.name == "extra-\(index)")
+            let child = await Task { UnifiedDI.resolve(Settings.self)?.name }.value
+            #expect(child == "test-\(index)")
+        }
+        #expect(Container.live.resolve("extra", Settings.self) == nil)
+    }
+
+    @Test func testValueIsSelectedUnderSwiftTest() {
+        #expect(ExecutionContext.current == .test)
+        #expect(InjectedValues.current.greeting == "test")
+        #expect(InjectedValues.current.port == 9000)
+    }
+
+    @Test func contextDetection() {
+        let none: (String) -> String? = { _ in nil }
+        #expect(ExecutionContext.detect(environment: none, executable: "/srv/app") == .live)
+        #expect(ExecutionContext.detect(environment: none, executable: "/x/.build/debug/AppPackageTests.xctest") == .test)
+        #expect(ExecutionContext.detect(environment: { $0 == "WEAVEDI_CONTEXT" ? "test" : nil }, executable: "/srv/app") == .test)
+        #expect(ExecutionContext.detect(environment: { $0 == "WEAVEDI_CONTEXT" ? "live" : nil },
+                                        executable: "/x/AppPackageTests.xctest") == .live)
+    }
+
+    @Test func injectedValuesOverridesAreTaskLocal() async {
+        await withInjectedValues({ $0.greeting = "mocked" }) {
+            #expect(InjectedValues.current.greeting == "mocked")
+            let inner = await Task { InjectedValues.current.greeting }.value
+            #expect(inner == "mocked")
+        }
+        #expect(InjectedValues.current.greeting == "test")
+    }
+
+    @Test func bootstrapReplacesLiveOnlyWhenConfigured() async throws {
+        let previous = Container.live
+        defer { Container.live = previous }
+        await Container.bootstrap { container in
+            container.register("bootstrapped", Settings.self) { Settings(name: "boot") }
+        }
+        #expect(Container.live !== previous)
+        #expect(Container.live.resolve("bootstrapped", Settings.self)?.name == "boot")
+        await #expect(throws: Failure.self) {
+            try await Container.bootstrap { _ in throw Failure(code: 2) }
+        }
+        #expect(Container.live.resolve("bootstrapped", Settings.self)?.name == "boot")
+    }
+}

@@ -1,0 +1,78 @@
+import Testing
+@testable import WeaveDI
+
+private enum ClockNameKey: InjectedKey {
+    static var liveValue: String { "continuous" }
+}
+
+extension InjectedValues {
+    fileprivate var clockName: String {
+        get { self[ClockNameKey.self] }
+        set { self[ClockNameKey.self] = newValue }
+    }
+}
+
+private final class Screen {
+    init() {}
+    @Inject var settings: Settings?
+    @Inject("eu") var euSettings: Settings?
+    @Injected var greeter: (any Greeter)?
+    @Injected(EnglishGreeter.self) var english
+    @Injected(\.clockName) var clockName
+    @Factory var repository: Repository
+    @SafeInject var missing: UserRepository?
+}
+
+@Suite struct PropertyWrapperTests {
+    private func makeContainer() -> Container {
+        let container = Container()
+        container.register(Settings.self) { Settings(name: "global") }
+        container.register("eu", Settings.self) { Settings(name: "eu") }
+        container.register((any Greeter).self, scope: .singleton) { EnglishGreeter(id: 1) }
+        container.register(EnglishGreeter.self) { EnglishGreeter(id: 2) }
+        container.register(Repository.self) { Repository(settings: Settings(name: "repo")) }
+        return container
+    }
+
+    @Test func wrappersResolveFromTheCurrentContainer() async {
+        let container = makeContainer()
+        await withContainer(container) {
+            let screen = Screen()
+            #expect(screen.settings?.name == "global")
+            #expect(screen.euSettings?.name == "eu")
+            #expect(screen.greeter?.greet() == "hello 1")
+            #expect(screen.english?.id == 2)
+            #expect(screen.clockName == "continuous")
+            #expect(screen.missing == nil)
+            #expect(throws: ResolutionError.self) { try screen.missing.getValue() }
+        }
+    }
+
+    @Test func injectResolvesLazilyAndKeepsTheValue() async {
+        let container = Container()
+        await withContainer(container) {
+            let screen = Screen()
+            #expect(screen.settings == nil)
+            container.register(Settings.self) { Settings(name: "late") }
+            #expect(screen.settings?.name == "late")
+            container.register(Settings.self) { Settings(name: "replaced") }
+            #expect(screen.settings?.name == "late")
+            #expect(screen.english == nil)
+        }
+    }
+
+    @Test func factoryMakesANewInstanceOnEveryAccess() async {
+        let container = makeContainer()
+        await withContainer(container) {
+            let screen = Screen()
+            #expect(screen.repository !== screen.repository)
+            #expect(screen.repository.settings.name == "repo")
+        }
+    }
+
+    @Test func injectedKeyPathHonoursOverrides() async {
+        await withInjectedValues({ $0.clockName = "test-clock" }) {
+            #expect(Screen().clockName == "test-clock")
+        }
+    }
+}
