@@ -3,7 +3,7 @@ extension Container {
     @TaskLocal static var asyncStack: [RegistrationKey] = []
 
     func resolveAsync<T>(_ type: T.Type) async throws(ResolutionError) -> T {
-        let (owner, found) = try find(type, name: nil, context: ThreadContext.current)
+        let (owner, found) = try find(type, name: nil)
         switch found {
         case .instance(let instance):
             return instance
@@ -51,7 +51,7 @@ extension Container {
     }
 
     private func sharedInstance<T>(of registration: Registration<T>) -> HandOff<T>? {
-        lock.withReadLock(ThreadContext.current) { _ in
+        lock.withReadLock { _ in
             if registration.scope == .weak {
                 return (registration.weakInstance as? T).map(HandOff.init)
             }

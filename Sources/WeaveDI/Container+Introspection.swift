@@ -17,13 +17,16 @@ public struct RegistrationInfo: Sendable, CustomStringConvertible {
 extension Container {
     /// Every registration of this container (not its parent), sorted by key.
     public var registrations: [RegistrationInfo] {
-        let listed = lock.withReadLock(ThreadContext.current) { _ in
+        let listed = lock.withReadLock { _ in
             table.all.map { ($0.key, $0.scope, $0.index, $0.isInstantiated) }
         }
         // Each shard is locked on its own, so readers on other shards are never blocked.
-        let perShard = lock.shards.map { shard in shard.lock.withLock { _ in shard.hits } }
+        var hitsByIndex = [UInt64](repeating: 0, count: listed.map(\.2).max().map { $0 + 1 } ?? 0)
+        lock.forEachShard { shard in
+            for index in hitsByIndex.indices { hitsByIndex[index] &+= shard.counters.pointee.count(index) }
+        }
         return listed.map { key, scope, index, instantiated in
-            let hits = perShard.reduce(UInt64(0)) { $0 &+ (index < $1.count ? $1[index] : 0) }
+            let hits = hitsByIndex[index]
             return RegistrationInfo(key: key, scope: scope, hitCount: hits, isInstantiated: instantiated)
         }.sorted { $0.key.description < $1.key.description }
     }

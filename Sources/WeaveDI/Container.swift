@@ -7,14 +7,14 @@ import Synchronization
 ///
 /// `WeaveDI.Container` names this class; `DIContainer` is an alias for it.
 public final class Container: @unchecked Sendable {
-    // @unchecked: `table` and `nextIndex` are guarded by `lock` (read under one shard, written
-    // under all); everything else is immutable or guarded by its own Mutex.
+    // @unchecked: `table`'s contents and `nextIndex` are guarded by `lock` (read under one shard,
+    // written under all); everything else is immutable or guarded by its own Mutex.
 
     /// The container this one falls back to for keys it does not hold. It does not retain this one.
     public let parent: Container?
 
-    let lock = ShardedLock()
-    var table = RegistryTable()
+    @usableFromInline let lock = ShardedLock()
+    @usableFromInline let table = RegistryTable()
     var nextIndex = 0
     let edges = Mutex<Set<DependencyEdge>>([])
 
@@ -57,7 +57,7 @@ public final class Container: @unchecked Sendable {
     }
 
     private func store<T>(_ key: RegistrationKey, scope: Scope, maker: Maker<T>, instance: T? = nil) {
-        let replaced: AnyRegistration? = lock.withWriteLock {
+        let replaced: AnyRegistration? = lock.withWriteLock { () -> AnyRegistration? in
             let index: Int
             if let existing = table.lookup(key) {
                 index = existing.index
@@ -79,8 +79,49 @@ public final class Container: @unchecked Sendable {
     // MARK: Resolution
 
     /// The service registered for `type`, or `nil` when it is not registered or its factory failed.
+    @inlinable
     public func resolve<T>(_ type: T.Type = T.self) -> T? {
-        do { return try resolveValue(type, name: nil) } catch { report(error); return nil }
+        // Hot path, inlined into the caller and specialized: one shard lock, one probe, no
+        // reference counting but the returned instance's (and a transient factory's registration).
+        let thread = ThreadState.current
+        let found = lock.withReadLock(shard: thread.shard) { shard -> FastLookup<T> in
+            guard let found = table.unnamed.pointee.lookup(ObjectIdentifier(type)) else { return .miss }
+            return found._withUnsafeGuaranteedRef { registration in
+                shard.counters.pointee.countHit(registration.index)
+                // Safe: every registration under the identity of `T` is a `Registration<T>`.
+                let typed = unsafeDowncast(registration, to: Registration<T>.self)
+                if let instance = typed.instanceSlot.pointee { return .instance(instance) }
+                if typed.scope == .transient, case .sync(let factory) = typed.maker {
+                    return .transient(typed, factory)
+                }
+                return .other
+            }
+        }
+        switch found {
+        case .instance(let instance) where !thread.insideFactory:
+            return instance
+        case .transient(let registration, let factory):
+            do { return try run(registration, factory) } catch { report(error); return nil }
+        case .miss:
+            return resolveOptional(type, counted: false)
+        case .instance, .other:
+            return resolveOptional(type, counted: true)
+        }
+    }
+
+    /// What the inlined fast path found.
+    @usableFromInline
+    enum FastLookup<T> {
+        case instance(T)
+        case transient(Registration<T>, @Sendable () throws -> T)
+        case other
+        case miss
+    }
+
+    /// The rest of `resolve(_:)`: factories, parents, errors.
+    @usableFromInline @inline(never)
+    func resolveOptional<T>(_ type: T.Type, counted: Bool) -> T? {
+        do { return try resolveValue(type, name: nil, counted: counted) } catch { report(error); return nil }
     }
 
     /// The service registered for `type` under `name`, or `nil`.
@@ -134,13 +175,10 @@ public final class Container: @unchecked Sendable {
 
     /// Removes every registration and the instances they hold (the parent is untouched).
     public func releaseAll() {
-        let dropped: RegistryTable = lock.withWriteLock {
-            defer {
-                table = RegistryTable()
-                nextIndex = 0
-                for shard in lock.shards { shard.hits.removeAll() }
-            }
-            return table
+        let dropped = lock.withWriteLock {
+            nextIndex = 0
+            for shard in lock.allShards { shard.counters.pointee.reset() }
+            return table.removeAll()
         }
         edges.withLock { $0.removeAll() }
         DILog.log(.registration, .debug, "Released all registrations")
@@ -156,12 +194,12 @@ public final class Container: @unchecked Sendable {
         case missing
     }
 
-    @inline(__always)
-    func lookup<T>(_ type: T.Type, name: String?, context: ThreadContext) -> Lookup<T> {
-        lock.withReadLock(context) { shard in
-            let found = name == nil ? table.lookup(ObjectIdentifier(type)) : table.lookup(RegistrationKey(type, name: name))
+    func lookup<T>(_ type: T.Type, name: String?, count: Bool = true) -> Lookup<T> {
+        let key = name.map { RegistrationKey(type, name: $0) }
+        return lock.withReadLock { shard in
+            let found = key.map(table.lookup) ?? table.unnamed.pointee.lookup(ObjectIdentifier(type))?.takeUnretainedValue()
             guard let found else { return .missing }
-            shard.countHit(found.index)
+            if count { shard.counters.pointee.countHit(found.index) }
             // Safe: every registration under the identity of `T` is a `Registration<T>`.
             let registration = unsafeDowncast(found, to: Registration<T>.self)
             if let instance = registration.instance { return .instance(instance) }
@@ -170,10 +208,13 @@ public final class Container: @unchecked Sendable {
     }
 
     /// The registration for `type` here or in an ancestor, with the container that holds it.
-    func find<T>(_ type: T.Type, name: String?, context: ThreadContext) throws(ResolutionError) -> (Container, Lookup<T>) {
+    /// `counted`: the caller already counted this container's hit (the inlined fast path did).
+    func find<T>(_ type: T.Type, name: String?, counted: Bool = false) throws(ResolutionError) -> (Container, Lookup<T>) {
         var container = self
+        var count = !counted
         while true {
-            let found = container.lookup(type, name: name, context: context)
+            let found = container.lookup(type, name: name, count: count)
+            count = true
             if case .missing = found {
                 guard let parent = container.parent else {
                     throw notRegistered(RegistrationKey(type, name: name))
@@ -185,12 +226,14 @@ public final class Container: @unchecked Sendable {
         }
     }
 
-    func resolveValue<T>(_ type: T.Type, name: String?) throws(ResolutionError) -> T {
+    func resolveValue<T>(_ type: T.Type, name: String?, counted: Bool = false) throws(ResolutionError) -> T {
         let context = ThreadContext.current
-        let (owner, found) = try find(type, name: name, context: context)
+        let (owner, found) = try find(type, name: name, counted: counted)
         switch found {
         case .instance(let instance):
-            if let dependent = context.stack.last { recordEdge(from: dependent, to: RegistrationKey(type, name: name)) }
+            if let dependent = context.stack.last?.takeUnretainedValue() {
+                recordEdge(from: dependent.key, to: RegistrationKey(type, name: name))
+            }
             return instance
         case .registration(let registration):
             return try owner.produce(registration, context: context)
@@ -200,8 +243,7 @@ public final class Container: @unchecked Sendable {
     }
 
     func resolveValue<T, Arg>(_ type: T.Type, argument: Arg) throws(ResolutionError) -> T {
-        let context = ThreadContext.current
-        let (_, found) = try find(type, name: nil, context: context)
+        let (_, found) = try find(type, name: nil)
         guard case .registration(let registration) = found,
               case .argument(let factory, let expected) = registration.maker else {
             throw .argumentMismatch(type: String(describing: type), expected: "no argument",
@@ -211,7 +253,7 @@ public final class Container: @unchecked Sendable {
             throw .argumentMismatch(type: registration.key.description, expected: "an argument of type \(expected)",
                                     actual: "an argument of type \(Arg.self)")
         }
-        return try run(registration.key, context: context) { typed.make(argument) }
+        return try run(registration) { typed.make(argument) }
     }
 
     /// Runs the registration's synchronous factory as its scope requires.
@@ -231,23 +273,23 @@ public final class Container: @unchecked Sendable {
         }
         switch registration.scope {
         case .transient:
-            return try run(key, context: context, make)
+            return try run(registration, make)
         case .singleton, .cached:
             // Checked before the gate: a factory that resolves its own key must not wait on itself.
-            try checkCycle(key, stack: context.stack)
+            try checkCycle(registration, stack: context.stack)
             return try registration.gate!.value(
-                existing: { lock.withReadLock(context) { _ in registration.instance } },
+                existing: { lock.withReadLock { _ in registration.instance } },
                 create: { () throws(ResolutionError) -> T in
-                    let instance = try run(key, context: context, make)
+                    let instance = try run(registration, make)
                     lock.withWriteLock { registration.instance = instance }
                     return instance
                 })
         case .weak:
-            try checkCycle(key, stack: context.stack)
+            try checkCycle(registration, stack: context.stack)
             return try registration.gate!.value(
-                existing: { lock.withReadLock(context) { _ in registration.weakInstance as? T } },
+                existing: { lock.withReadLock { _ in registration.weakInstance as? T } },
                 create: { () throws(ResolutionError) -> T in
-                    let instance = try run(key, context: context, make)
+                    let instance = try run(registration, make)
                     guard Swift.type(of: instance as Any) is AnyClass else {
                         throw .factoryFailed(type: key.description, underlying: RegistrationUsageError.weakScopeNeedsClass(type: key.description))
                     }
@@ -258,25 +300,45 @@ public final class Container: @unchecked Sendable {
     }
 
     /// Runs a factory with cycle detection and dependency-edge recording on this thread's stack.
-    func run<T>(_ key: RegistrationKey, context: ThreadContext, _ make: () throws -> T) throws(ResolutionError) -> T {
-        try checkCycle(key, stack: context.stack)
-        if let dependent = context.stack.last { recordEdge(from: dependent, to: key) }
-        context.stack.append(key)
-        defer { context.stack.removeLast() }
+    @inlinable
+    func run<T>(_ registration: AnyRegistration, _ make: () throws -> T) throws(ResolutionError) -> T {
+        let context = ThreadContext.current
+        try checkCycle(registration, stack: context.stack)
+        if let dependent = context.stack.last { recordEdge(from: dependent, to: registration) }
+        // Unretained on the stack: `registration` is alive for the whole call.
+        context.stack.append(.passUnretained(registration))
+        ThreadState.adjustFactoryDepth(by: 1)
+        defer {
+            ThreadState.adjustFactoryDepth(by: -1)
+            context.stack.removeLast()
+        }
         do {
             return try make()
         } catch let error as ResolutionError {
             throw error
         } catch {
-            throw .factoryFailed(type: key.description, underlying: error)
+            throw .factoryFailed(type: registration.key.description, underlying: error)
         }
     }
 
+    /// Throws `.cycle` when `registration`'s key is already being made further up `stack`.
+    @inlinable
+    func checkCycle(_ registration: AnyRegistration, stack: [Unmanaged<AnyRegistration>]) throws(ResolutionError) {
+        guard !stack.isEmpty else { return }
+        try checkCycle(registration.key, stack: stack.map { $0.takeUnretainedValue().key })
+    }
+
     /// Throws `.cycle` when `key` is already being made further up `stack`.
+    @usableFromInline
     func checkCycle(_ key: RegistrationKey, stack: [RegistrationKey]) throws(ResolutionError) {
         if let start = stack.firstIndex(of: key) {
             throw .cycle(path: stack[start...].map(\.description) + [key.description])
         }
+    }
+
+    @usableFromInline
+    func recordEdge(from dependent: Unmanaged<AnyRegistration>, to dependency: AnyRegistration) {
+        recordEdge(from: dependent.takeUnretainedValue().key, to: dependency.key)
     }
 
     func recordEdge(from dependent: RegistrationKey, to dependency: RegistrationKey) {
@@ -288,13 +350,14 @@ public final class Container: @unchecked Sendable {
         var names: [String] = []
         var container: Container? = self
         while let current = container {
-            names += current.lock.withReadLock(ThreadContext.current) { _ in current.table.all.map(\.key.description) }
+            names += current.lock.withReadLock { _ in current.table.all.map(\.key.description) }
             container = current.parent
         }
         return .notRegistered(type: key.description, suggestions: NameSuggestions.nearest(to: key.description, among: names))
     }
 
     /// Logs an error that an optional API turned into `nil`.
+    @usableFromInline
     /// A miss is a warning (optional APIs are often used for optional services); the rest are errors.
     func report(_ error: ResolutionError) {
         let metadata: Logger.Metadata = ["service": "\(error.serviceName)", "error": "\(error.kind)"]

@@ -2,16 +2,20 @@ import Synchronization
 
 /// What a container keeps for one key: how to make the service, its scope, and what it made.
 /// Instances of `Registration<T>` are the only subclass; the table holds them type-erased.
+@usableFromInline
 class AnyRegistration: @unchecked Sendable {
     // @unchecked: the mutable state of subclasses is guarded by the owning container's ShardedLock
     // (read under one shard, written under all), or by the registration's own gates.
-    let key: RegistrationKey
-    let scope: Scope
+    @usableFromInline let key: RegistrationKey
+    /// `key.typeID`, stored flat for the hot path.
+    @usableFromInline let typeID: ObjectIdentifier
+    @usableFromInline let scope: Scope
     /// Dense index of the key in the container, for per-shard counters; kept when the key is re-registered.
-    let index: Int
+    @usableFromInline let index: Int
 
     init(key: RegistrationKey, scope: Scope, index: Int) {
         self.key = key
+        self.typeID = key.typeID
         self.scope = scope
         self.index = index
     }
@@ -34,6 +38,7 @@ final class ArgumentFactory<Argument, Value>: Sendable {
 }
 
 /// How a registration makes its value.
+@usableFromInline
 enum Maker<Value>: Sendable {
     case sync(@Sendable () throws -> Value)
     case async(@Sendable () async throws -> Value)
@@ -48,10 +53,12 @@ struct HandOff<Value>: @unchecked Sendable {
     let value: Value
 }
 
+@usableFromInline
 final class Registration<Value>: AnyRegistration, @unchecked Sendable {
-    let maker: Maker<Value>
-    /// The shared instance of `.singleton`/`.cached` scopes.
-    var instance: Value?
+    @usableFromInline let maker: Maker<Value>
+    /// The shared instance of `.singleton`/`.cached` scopes, behind a pointer so the hot path pays
+    /// no dynamic exclusivity check (the container's lock already orders every access).
+    @usableFromInline let instanceSlot: UnsafeMutablePointer<Value?>
     /// The instance of the `.weak` scope.
     weak var weakInstance: AnyObject?
     /// Serialises creation of shared-scope instances by synchronous factories.
@@ -61,9 +68,21 @@ final class Registration<Value>: AnyRegistration, @unchecked Sendable {
 
     init(key: RegistrationKey, scope: Scope, index: Int, maker: Maker<Value>, instance: Value? = nil) {
         self.maker = maker
-        self.instance = instance
+        self.instanceSlot = .allocate(capacity: 1)
+        self.instanceSlot.initialize(to: instance)
         self.gate = scope == .transient ? nil : CreationGate()
         super.init(key: key, scope: scope, index: index)
+    }
+
+    deinit {
+        instanceSlot.deinitialize(count: 1)
+        instanceSlot.deallocate()
+    }
+
+    /// The shared instance. Read under the container's read lock, write under its write lock.
+    var instance: Value? {
+        get { instanceSlot.pointee }
+        set { instanceSlot.pointee = newValue }
     }
 
     override var isInstantiated: Bool {

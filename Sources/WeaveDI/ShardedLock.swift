@@ -5,21 +5,45 @@ import Synchronization
 ///
 /// Each shard also owns per-key counters that only its readers write, which makes exact counting
 /// free of atomic read-modify-write contention.
-final class ShardedLock: Sendable {
+@usableFromInline
+final class ShardedLock: @unchecked Sendable {
+    // @unchecked: `shards` is written only in init and freed in deinit; the shards themselves are Sendable.
     /// Number of shards, a power of two.
-    static let shardCount = 8
+    @usableFromInline static let shardCount = 8
 
-    let shards: [Shard]
+    /// The shards, unretained: `owned` keeps them alive, and the hot path then pays no reference counting.
+    @usableFromInline let shards: UnsafeMutablePointer<Unmanaged<Shard>>
+    private let owned: [Shard]
 
     init() {
-        shards = (0..<Self.shardCount).map { _ in Shard() }
+        owned = (0..<Self.shardCount).map { _ in Shard() }
+        shards = .allocate(capacity: Self.shardCount)
+        for (index, shard) in owned.enumerated() {
+            (shards + index).initialize(to: Unmanaged.passUnretained(shard))
+        }
+    }
+
+    deinit {
+        shards.deallocate()
     }
 
     /// Runs `body` holding the calling thread's shard; `body` may read state guarded by this lock.
-    @inline(__always)
-    func withReadLock<R>(_ context: ThreadContext, _ body: (Shard) throws -> R) rethrows -> R {
-        let shard = shards[context.shard]
-        return try shard.lock.withLock { _ in try body(shard) }
+    @inlinable @inline(__always)
+    func withReadLock<R>(_ body: (Shard) throws -> R) rethrows -> R {
+        try withReadLock(shard: ThreadState.current.shard, body)
+    }
+
+    /// Runs `body` holding shard `index` (the calling thread's, from `ThreadState`).
+    @inlinable @inline(__always)
+    func withReadLock<R>(shard index: Int, _ body: (Shard) throws -> R) rethrows -> R {
+        try shards[index]._withUnsafeGuaranteedRef { shard in
+            try shard.lock.withLock { _ in try body(shard) }
+        }
+    }
+
+    /// Runs `body` on each shard in turn, holding only that shard.
+    func forEachShard(_ body: (Shard) -> Void) {
+        for shard in owned { shard.lock.withLock { _ in body(shard) } }
     }
 
     /// Runs `body` holding every shard; `body` may write state guarded by this lock.
@@ -27,31 +51,91 @@ final class ShardedLock: Sendable {
         try lockShards(from: 0, body)
     }
 
+    /// Every shard, for a writer that holds them all.
+    var allShards: [Shard] { owned }
+
     private func lockShards<R>(from index: Int, _ body: () throws -> R) rethrows -> R {
-        if index == shards.count { return try body() }
+        if index == owned.count { return try body() }
         // HandOff: the result stays on this thread; Mutex only asks for `sending` in general.
-        return try shards[index].lock.withLock { _ in HandOff(value: try lockShards(from: index + 1, body)) }.value
+        return try owned[index].lock.withLock { _ in HandOff(value: try lockShards(from: index + 1, body)) }.value
     }
 }
 
 /// One reader shard: its lock and the counters its readers keep.
+@usableFromInline
 final class Shard: @unchecked Sendable {
-    // @unchecked: `hits` is read and written only while `lock` is held (by a reader of this shard,
-    // or by a writer holding every shard).
-    let lock = Mutex<Void>(())
-    /// Resolve count per registration index.
-    var hits: ContiguousArray<UInt64> = []
+    // @unchecked: `counters` is read and written only while `lock` is held (by a reader of this
+    // shard, or by a writer holding every shard). It sits behind a pointer so the hot path pays no
+    // dynamic exclusivity check, which a stored `var` of a class would cost on every access.
+    @usableFromInline let lock = Mutex<Void>(())
+    @usableFromInline let counters: UnsafeMutablePointer<HitCounters>
     /// Keeps shards on separate cache lines, so readers on different shards do not false-share.
     private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
                           UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
         (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 
+    init() {
+        // A cache line of its own: other shards' readers write theirs.
+        counters = UnsafeMutableRawPointer.allocate(byteCount: 128, alignment: 128)
+            .bindMemory(to: HitCounters.self, capacity: 1)
+        counters.initialize(to: HitCounters())
+    }
+
+    deinit {
+        counters.pointee.deallocate()
+        counters.deinitialize(count: 1)
+        UnsafeMutableRawPointer(counters).deallocate()
+    }
+}
+
+/// Resolve counts per registration index, owned by one shard.
+@usableFromInline
+struct HitCounters {
+    @usableFromInline var hits: UnsafeMutablePointer<UInt64>
+    @usableFromInline var capacity: Int
+
+    init() {
+        capacity = 64
+        hits = Self.allocateAligned(capacity)
+        hits.initialize(repeating: 0, count: capacity)
+    }
+
+    /// Counters on cache lines of their own, so shards never false-share.
+    static func allocateAligned(_ capacity: Int) -> UnsafeMutablePointer<UInt64> {
+        UnsafeMutableRawPointer.allocate(byteCount: capacity * MemoryLayout<UInt64>.stride, alignment: 128)
+            .bindMemory(to: UInt64.self, capacity: capacity)
+    }
+
     /// Counts one resolve of the registration at `index`.
-    @inline(__always)
-    func countHit(_ index: Int) {
-        if index >= hits.count {
-            hits.append(contentsOf: repeatElement(0, count: index + 1 - hits.count))
-        }
+    @inlinable @inline(__always)
+    mutating func countHit(_ index: Int) {
+        if index >= capacity { grow(to: index + 1) }
         hits[index] &+= 1
+    }
+
+    /// The count at `index`.
+    func count(_ index: Int) -> UInt64 {
+        index < capacity ? hits[index] : 0
+    }
+
+    /// Zeroes every counter.
+    func reset() {
+        hits.update(repeating: 0, count: capacity)
+    }
+
+    @usableFromInline
+    mutating func grow(to needed: Int) {
+        var newCapacity = capacity
+        while newCapacity < needed { newCapacity *= 2 }
+        let grown = Self.allocateAligned(newCapacity)
+        grown.moveInitialize(from: hits, count: capacity)
+        (grown + capacity).initialize(repeating: 0, count: newCapacity - capacity)
+        UnsafeMutableRawPointer(hits).deallocate()
+        hits = grown
+        capacity = newCapacity
+    }
+
+    func deallocate() {
+        UnsafeMutableRawPointer(hits).deallocate()
     }
 }

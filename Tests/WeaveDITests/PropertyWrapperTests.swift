@@ -34,9 +34,9 @@ private final class Screen {
         return container
     }
 
-    @Test func wrappersResolveFromTheCurrentContainer() async {
+    @Test func wrappersResolveFromTheCurrentContainer() {
         let container = makeContainer()
-        await withContainer(container) {
+        withContainer(container) {
             let screen = Screen()
             #expect(screen.settings?.name == "global")
             #expect(screen.euSettings?.name == "eu")
@@ -48,9 +48,9 @@ private final class Screen {
         }
     }
 
-    @Test func injectResolvesLazilyAndKeepsTheValue() async {
+    @Test func injectResolvesLazilyAndKeepsTheValue() {
         let container = Container()
-        await withContainer(container) {
+        withContainer(container) {
             let screen = Screen()
             #expect(screen.settings == nil)
             container.register(Settings.self) { Settings(name: "late") }
@@ -61,17 +61,17 @@ private final class Screen {
         }
     }
 
-    @Test func factoryMakesANewInstanceOnEveryAccess() async {
+    @Test func factoryMakesANewInstanceOnEveryAccess() {
         let container = makeContainer()
-        await withContainer(container) {
+        withContainer(container) {
             let screen = Screen()
             #expect(screen.repository !== screen.repository)
             #expect(screen.repository.settings.name == "repo")
         }
     }
 
-    @Test func injectedKeyPathHonoursOverrides() async {
-        await withInjectedValues({ $0.clockName = "test-clock" }) {
+    @Test func injectedKeyPathHonoursOverrides() {
+        withInjectedValues({ $0.clockName = "test-clock" }) {
             #expect(Screen().clockName == "test-clock")
         }
     }

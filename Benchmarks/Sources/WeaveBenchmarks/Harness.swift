@@ -1,0 +1,88 @@
+import Foundation
+
+/// Keeps the optimizer from discarding a benchmark's result.
+@inline(never)
+func blackHole<T>(_ value: T) {
+    withExtendedLifetime(value) {}
+}
+
+/// One measured case: `run(n)` performs `n` operations.
+struct BenchmarkCase {
+    let name: String
+    /// False for peers that trap when used from two threads (unsynchronized Swinject).
+    var threadSafe = true
+    let run: @Sendable (Int) -> Void
+}
+
+/// Median nanoseconds per operation over `repetitions` timed runs, each sized to about `target`.
+struct Measurement {
+    let name: String
+    let threads: Int
+    let nanosPerOp: Double
+    let samples: [Double]
+    /// Operations per second across all threads.
+    var throughput: Double { Double(threads) * 1e9 / nanosPerOp }
+}
+
+enum Harness {
+    static let repetitions = 5
+    static let target: Duration = .milliseconds(200)
+
+    static func elapsed(_ body: () -> Void) -> Duration {
+        let clock = ContinuousClock()
+        let start = clock.now
+        body()
+        return clock.now - start
+    }
+
+    /// Iterations that take about `target` on one thread.
+    static func calibrate(_ benchmark: BenchmarkCase) -> Int {
+        var n = 1_000
+        while true {
+            let took = elapsed { benchmark.run(n) }
+            if took >= .milliseconds(20) || n >= 1 << 30 {
+                return max(1_000, Int(nanos(target) / (nanos(took) / Double(n))))
+            }
+            n *= 4
+        }
+    }
+
+    /// Runs `benchmark` on `threads` threads at once, each doing the calibrated number of operations;
+    /// per-op time is wall time divided by operations per thread (so it is per thread).
+    static func measure(_ benchmark: BenchmarkCase, threads: Int) -> Measurement {
+        let n = calibrate(benchmark)
+        benchmark.run(n / 10) // warm-up
+        var samples: [Double] = []
+        for _ in 0..<repetitions {
+            let took = threads == 1 ? elapsed { benchmark.run(n) } : runConcurrently(threads: threads) { benchmark.run(n) }
+            samples.append(nanos(took) / Double(n))
+        }
+        let median = samples.sorted()[samples.count / 2]
+        return Measurement(name: benchmark.name, threads: threads, nanosPerOp: median, samples: samples)
+    }
+
+    static func nanos(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) * 1e9 + Double(duration.components.attoseconds) / 1e9
+    }
+
+    /// Starts `threads` threads that wait at a barrier, then times them all running `body`.
+    static func runConcurrently(threads: Int, _ body: @escaping @Sendable () -> Void) -> Duration {
+        let ready = DispatchSemaphore(value: 0)
+        let go = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        for _ in 0..<threads {
+            let thread = Thread {
+                ready.signal()
+                go.wait()
+                body()
+                done.signal()
+            }
+            thread.start()
+        }
+        for _ in 0..<threads { ready.wait() }
+        return elapsed {
+            for _ in 0..<threads { go.signal() }
+            for _ in 0..<threads { done.wait() }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Dependencies
+import Foundation
+import Swinject
+import WeaveDI
+
+// Every case resolves `Service` n times. Printed: a Markdown table of median ns/op (5 runs) and ratios.
+
+let weaveSingleton = Peers.weaveSingleton()
+let weaveTransient = Peers.weaveTransient()
+let swinjectSingleton = UncheckedBox(value: Peers.swinject(.container))
+let swinjectSynchronized = UncheckedBox(value: Peers.swinject(.container).synchronize())
+let swinjectTransient = UncheckedBox(value: Peers.swinject(.transient))
+let mutexRegistry = Peers.mutexRegistry()
+
+/// A class whose stored instance is read, retained and released on every call, as a resolve must.
+final class Holder: Sendable {
+    let service = Service()
+}
+
+@inline(never) @_optimize(none)
+func load(_ holder: Holder) -> Service { holder.service }
+
+let holder = Holder()
+let weaveStruct = WeaveDI.Container()
+weaveStruct.register(ServiceValue.self, scope: .singleton) { ServiceValue(value: 42) }
+
+let singletonCases = [
+    BenchmarkCase(name: "floor: load, retain and release a shared instance") { n in
+        for _ in 0..<n { blackHole(load(holder)) }
+    },
+    BenchmarkCase(name: "WeaveDI singleton of a struct (no reference count)") { n in
+        for _ in 0..<n { blackHole(weaveStruct.resolve(ServiceValue.self)) }
+    },
+    BenchmarkCase(name: "WeaveDI singleton") { n in
+        for _ in 0..<n { blackHole(weaveSingleton.resolve(Service.self)) }
+    },
+    BenchmarkCase(name: "Swinject .container", threadSafe: false) { n in
+        for _ in 0..<n { blackHole(swinjectSingleton.value.resolve(Service.self)) }
+    },
+    BenchmarkCase(name: "Swinject .container synchronize()") { n in
+        for _ in 0..<n { blackHole(swinjectSynchronized.value.resolve(Service.self)) }
+    },
+    BenchmarkCase(name: "swift-dependencies @Dependency") { n in
+        for _ in 0..<n {
+            @Dependency(\.benchService) var service
+            blackHole(service)
+        }
+    },
+    BenchmarkCase(name: "swift-dependencies DependencyValues._current") { n in
+        for _ in 0..<n { blackHole(DependencyValues._current.benchService) }
+    },
+    BenchmarkCase(name: "Mutex<[ObjectIdentifier: AnyObject]>") { n in
+        for _ in 0..<n { blackHole(mutexRegistry.resolve(Service.self)) }
+    },
+]
+
+let transientCases = [
+    BenchmarkCase(name: "allocation: Service()") { n in
+        for index in 0..<n { blackHole(Service(value: index)) }
+    },
+    BenchmarkCase(name: "WeaveDI transient") { n in
+        for _ in 0..<n { blackHole(weaveTransient.resolve(Service.self)) }
+    },
+    BenchmarkCase(name: "Swinject .transient", threadSafe: false) { n in
+        for _ in 0..<n { blackHole(swinjectTransient.value.resolve(Service.self)) }
+    },
+]
+
+func format(_ value: Double) -> String {
+    value >= 100 ? String(format: "%.0f", value) : String(format: "%.1f", value)
+}
+
+func report(_ title: String, _ cases: [BenchmarkCase]) -> [String: Measurement] {
+    print("\n### \(title)\n")
+    print("| case | 1 thread ns/op | 2 threads ns/op (per thread) | 2-thread throughput ÷ 1-thread |")
+    print("|---|---:|---:|---:|")
+    var results: [String: Measurement] = [:]
+    for benchmark in cases {
+        let one = Harness.measure(benchmark, threads: 1)
+        results[benchmark.name] = one
+        guard benchmark.threadSafe else {
+            print("| \(benchmark.name) | \(format(one.nanosPerOp)) | not thread-safe | – |")
+            continue
+        }
+        let two = Harness.measure(benchmark, threads: 2)
+        print("| \(benchmark.name) | \(format(one.nanosPerOp)) | \(format(two.nanosPerOp)) | \(String(format: "%.2f×", two.throughput / one.throughput)) |")
+        fflush(nil)
+    }
+    return results
+}
+
+print("WeaveDI resolve benchmarks: release build, median of \(Harness.repetitions) runs of ~\(Harness.target) each, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+let singletons = report("Singleton resolve", singletonCases)
+let transients = report("Transient resolve", transientCases)
+
+let weave = singletons["WeaveDI singleton"]!.nanosPerOp
+print("\n### Ratios (peer ns/op ÷ WeaveDI ns/op, one thread, same run)\n")
+print("| peer | × slower than WeaveDI singleton |")
+print("|---|---:|")
+for name in singletonCases.map(\.name) where !name.hasPrefix("WeaveDI") && !name.hasPrefix("floor") {
+    print("| \(name) | \(String(format: "%.1f×", singletons[name]!.nanosPerOp / weave)) |")
+}
+let allocation = transients["allocation: Service()"]!.nanosPerOp
+let transient = transients["WeaveDI transient"]!.nanosPerOp
+print("\nWeaveDI transient − allocation: \(format(transient - allocation)) ns/op")
