@@ -9,7 +9,7 @@ extension Container {
             return instance
         case .registration(let registration):
             guard case .async(let factory) = registration.maker else {
-                return try owner.produce(registration, context: ThreadContext.current)
+                return try owner.produce(registration)
             }
             return try await owner.produceAsync(registration, factory)
         case .missing:

@@ -32,7 +32,7 @@ public final class Container: @unchecked Sendable {
 
     /// Registers a factory that may throw; a throw surfaces as `ResolutionError.factoryFailed`.
     public func register<T>(_ type: T.Type = T.self, scope: Scope = .transient, throwingFactory: @escaping @Sendable () throws -> T) {
-        store(RegistrationKey(type, name: nil), scope: scope, maker: .sync(throwingFactory))
+        store(RegistrationKey(type, name: nil), scope: scope, maker: .throwing(throwingFactory))
     }
 
     /// Registers a factory for `type` under `name`, beside the type's default registration.
@@ -83,8 +83,8 @@ public final class Container: @unchecked Sendable {
     public func resolve<T>(_ type: T.Type = T.self) -> T? {
         // Hot path, inlined into the caller and specialized: one shard lock, one probe, no
         // reference counting but the returned instance's (and a transient factory's registration).
-        let thread = ThreadState.current
-        let found = lock.withReadLock(shard: thread.shard) { shard -> FastLookup<T> in
+        let thread = ThreadFrame.current
+        let found = lock.withReadLock(shard: thread.pointee.shard) { shard -> FastLookup<T> in
             guard let found = table.unnamed.pointee.lookup(ObjectIdentifier(type)) else { return .miss }
             return found._withUnsafeGuaranteedRef { registration in
                 shard.counters.pointee.countHit(registration.index)
@@ -98,10 +98,10 @@ public final class Container: @unchecked Sendable {
             }
         }
         switch found {
-        case .instance(let instance) where !thread.insideFactory:
+        case .instance(let instance) where !thread.pointee.insideFactory:
             return instance
         case .transient(let registration, let factory):
-            do { return try run(registration, factory) } catch { report(error); return nil }
+            do { return try run(registration, frame: thread, factory) } catch { report(error); return nil }
         case .miss:
             return resolveOptional(type, counted: false)
         case .instance, .other:
@@ -113,7 +113,7 @@ public final class Container: @unchecked Sendable {
     @usableFromInline
     enum FastLookup<T> {
         case instance(T)
-        case transient(Registration<T>, @Sendable () throws -> T)
+        case transient(Registration<T>, @Sendable () -> T)
         case other
         case miss
     }
@@ -227,16 +227,15 @@ public final class Container: @unchecked Sendable {
     }
 
     func resolveValue<T>(_ type: T.Type, name: String?, counted: Bool = false) throws(ResolutionError) -> T {
-        let context = ThreadContext.current
         let (owner, found) = try find(type, name: name, counted: counted)
         switch found {
         case .instance(let instance):
-            if let dependent = context.stack.last?.takeUnretainedValue() {
-                recordEdge(from: dependent.key, to: RegistrationKey(type, name: name))
+            if let dependent = ThreadFrame.current.pointee.innermost {
+                recordEdge(from: dependent.takeUnretainedValue().key, to: RegistrationKey(type, name: name))
             }
             return instance
         case .registration(let registration):
-            return try owner.produce(registration, context: context)
+            return try owner.produce(registration)
         case .missing:
             preconditionFailure("find never returns .missing")
         }
@@ -257,11 +256,13 @@ public final class Container: @unchecked Sendable {
     }
 
     /// Runs the registration's synchronous factory as its scope requires.
-    func produce<T>(_ registration: Registration<T>, context: ThreadContext) throws(ResolutionError) -> T {
+    func produce<T>(_ registration: Registration<T>) throws(ResolutionError) -> T {
         let key = registration.key
         let make: @Sendable () throws -> T
         switch registration.maker {
         case .sync(let factory):
+            make = factory
+        case .throwing(let factory):
             make = factory
         case .async:
             throw .factoryFailed(type: key.description, underlying: RegistrationUsageError.asyncFactoryNeedsAwait(type: key.description))
@@ -276,7 +277,7 @@ public final class Container: @unchecked Sendable {
             return try run(registration, make)
         case .singleton, .cached:
             // Checked before the gate: a factory that resolves its own key must not wait on itself.
-            try checkCycle(registration, stack: context.stack)
+            try checkCycle(registration)
             return try registration.gate!.value(
                 existing: { lock.withReadLock { _ in registration.instance } },
                 create: { () throws(ResolutionError) -> T in
@@ -285,7 +286,7 @@ public final class Container: @unchecked Sendable {
                     return instance
                 })
         case .weak:
-            try checkCycle(registration, stack: context.stack)
+            try checkCycle(registration)
             return try registration.gate!.value(
                 existing: { lock.withReadLock { _ in registration.weakInstance as? T } },
                 create: { () throws(ResolutionError) -> T in
@@ -302,16 +303,11 @@ public final class Container: @unchecked Sendable {
     /// Runs a factory with cycle detection and dependency-edge recording on this thread's stack.
     @inlinable
     func run<T>(_ registration: AnyRegistration, _ make: () throws -> T) throws(ResolutionError) -> T {
-        let context = ThreadContext.current
-        try checkCycle(registration, stack: context.stack)
-        if let dependent = context.stack.last { recordEdge(from: dependent, to: registration) }
-        // Unretained on the stack: `registration` is alive for the whole call.
-        context.stack.append(.passUnretained(registration))
-        ThreadState.adjustFactoryDepth(by: 1)
-        defer {
-            ThreadState.adjustFactoryDepth(by: -1)
-            context.stack.removeLast()
-        }
+        let frame = ThreadFrame.current
+        try checkCycle(registration, frame: frame)
+        if let dependent = frame.pointee.innermost { recordEdge(from: dependent, to: registration) }
+        frame.pointee.push(registration) // `registration` is alive for the whole call
+        defer { frame.pointee.pop() }
         do {
             return try make()
         } catch let error as ResolutionError {
@@ -321,11 +317,25 @@ public final class Container: @unchecked Sendable {
         }
     }
 
-    /// Throws `.cycle` when `registration`'s key is already being made further up `stack`.
+    /// Runs a non-throwing factory with cycle detection and dependency-edge recording.
     @inlinable
-    func checkCycle(_ registration: AnyRegistration, stack: [Unmanaged<AnyRegistration>]) throws(ResolutionError) {
-        guard !stack.isEmpty else { return }
-        try checkCycle(registration.key, stack: stack.map { $0.takeUnretainedValue().key })
+    func run<T>(
+        _ registration: AnyRegistration, frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current, _ make: () -> T
+    ) throws(ResolutionError) -> T {
+        try checkCycle(registration, frame: frame)
+        if let dependent = frame.pointee.innermost { recordEdge(from: dependent, to: registration) }
+        frame.pointee.push(registration) // `registration` is alive for the whole call
+        defer { frame.pointee.pop() }
+        return make()
+    }
+
+    /// Throws `.cycle` when `registration`'s key is already being made on this thread.
+    @inlinable
+    func checkCycle(
+        _ registration: AnyRegistration, frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current
+    ) throws(ResolutionError) {
+        guard frame.pointee.contains(registration) else { return }
+        try checkCycle(registration.key, stack: frame.pointee.registrations.map(\.key))
     }
 
     /// Throws `.cycle` when `key` is already being made further up `stack`.

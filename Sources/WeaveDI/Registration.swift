@@ -40,7 +40,8 @@ final class ArgumentFactory<Argument, Value>: Sendable {
 /// How a registration makes its value.
 @usableFromInline
 enum Maker<Value>: Sendable {
-    case sync(@Sendable () throws -> Value)
+    case sync(@Sendable () -> Value)
+    case throwing(@Sendable () throws -> Value)
     case async(@Sendable () async throws -> Value)
     case argument(AnyObject & Sendable, argumentType: String)
     case instance
@@ -91,7 +92,7 @@ final class Registration<Value>: AnyRegistration, @unchecked Sendable {
 
     override var factoryKind: String {
         switch maker {
-        case .sync: return "sync"
+        case .sync, .throwing: return "sync"
         case .async: return "async"
         case .argument(_, let argumentType): return "argument(\(argumentType))"
         case .instance: return "instance"

@@ -30,10 +30,10 @@ final class ShardedLock: @unchecked Sendable {
     /// Runs `body` holding the calling thread's shard; `body` may read state guarded by this lock.
     @inlinable @inline(__always)
     func withReadLock<R>(_ body: (Shard) throws -> R) rethrows -> R {
-        try withReadLock(shard: ThreadState.current.shard, body)
+        try withReadLock(shard: ThreadFrame.current.pointee.shard, body)
     }
 
-    /// Runs `body` holding shard `index` (the calling thread's, from `ThreadState`).
+    /// Runs `body` holding shard `index` (the calling thread's, from `ThreadFrame`).
     @inlinable @inline(__always)
     func withReadLock<R>(shard index: Int, _ body: (Shard) throws -> R) rethrows -> R {
         try shards[index]._withUnsafeGuaranteedRef { shard in

@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// The resolver's per-thread state, in one block that a pthread key points to, so the hot path
+/// reaches it with one call and no reference counting or exclusivity checks:
+/// - the reader shard the thread locks (threads are spread round-robin on first use);
+/// - the registrations whose synchronous factories are running on the thread, outermost first, for
+///   cycle detection and the dependency graph. Cycles are therefore detected per thread, with no
+///   global stack: two threads resolving the same type are not a cycle.
+@usableFromInline
+struct ThreadFrame {
+    @usableFromInline let shard: Int
+    /// How many factories are running on this thread.
+    @usableFromInline var depth = 0
+    /// Unretained: each is kept alive by the resolve that runs its factory.
+    @usableFromInline var stack: UnsafeMutablePointer<Unmanaged<AnyRegistration>>
+    @usableFromInline var capacity = 16
+
+    init(shard: Int) {
+        self.shard = shard
+        stack = .allocate(capacity: capacity)
+    }
+
+    /// The calling thread's frame, created on first use and freed when the thread exits.
+    @inlinable
+    static var current: UnsafeMutablePointer<ThreadFrame> {
+        if let raw = pthread_getspecific(threadFrameKey) {
+            return raw.assumingMemoryBound(to: ThreadFrame.self)
+        }
+        return makeCurrent()
+    }
+
+    /// Whether a factory is running on this thread (resolves then record dependency edges).
+    @inlinable var insideFactory: Bool { depth != 0 }
+
+    /// The registrations on the stack, outermost first.
+    @usableFromInline var registrations: [AnyRegistration] {
+        (0..<depth).map { stack[$0].takeUnretainedValue() }
+    }
+
+    /// The registration whose factory is running innermost, if any.
+    @inlinable var innermost: Unmanaged<AnyRegistration>? {
+        depth == 0 ? nil : stack[depth &- 1]
+    }
+
+    /// Whether `registration`'s key is already being made on this thread.
+    @inlinable
+    func contains(_ registration: AnyRegistration) -> Bool {
+        for index in 0..<depth {
+            let match = stack[index]._withUnsafeGuaranteedRef {
+                $0.typeID == registration.typeID && $0.key.name == registration.key.name
+            }
+            if match { return true }
+        }
+        return false
+    }
+
+    @inlinable
+    mutating func push(_ registration: AnyRegistration) {
+        if depth == capacity { grow() }
+        stack[depth] = .passUnretained(registration)
+        depth &+= 1
+    }
+
+    @inlinable
+    mutating func pop() {
+        depth &-= 1
+    }
+
+    @usableFromInline
+    mutating func grow() {
+        let grown = UnsafeMutablePointer<Unmanaged<AnyRegistration>>.allocate(capacity: capacity * 2)
+        grown.moveInitialize(from: stack, count: depth)
+        stack.deallocate()
+        stack = grown
+        capacity *= 2
+    }
+
+    private static let nextShard = Atomic<Int>(0)
+
+    @usableFromInline
+    static func makeCurrent() -> UnsafeMutablePointer<ThreadFrame> {
+        let shard = nextShard.wrappingAdd(1, ordering: .relaxed).oldValue & (ShardedLock.shardCount - 1)
+        let frame = UnsafeMutablePointer<ThreadFrame>.allocate(capacity: 1)
+        frame.initialize(to: ThreadFrame(shard: shard))
+        pthread_setspecific(threadFrameKey, frame)
+        return frame
+    }
+}
+
+@usableFromInline
+let threadFrameKey: pthread_key_t = {
+    var key = pthread_key_t()
+    let status = pthread_key_create(&key) { raw in
+        guard let frame = raw?.assumingMemoryBound(to: ThreadFrame.self) else { return }
+        frame.pointee.stack.deallocate()
+        frame.deinitialize(count: 1)
+        frame.deallocate()
+    }
+    precondition(status == 0, "pthread_key_create failed with \(status)")
+    return key
+}()
