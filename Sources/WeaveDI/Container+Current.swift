@@ -1,6 +1,5 @@
-import Synchronization
 
-private let liveContainer = Mutex(Container())
+private let liveContainer = Locked(Container())
 
 extension Container {
     /// The process-wide container. Replace it, for example in tests, by assigning a new one.

@@ -1,5 +1,4 @@
 import Logging
-import Synchronization
 
 /// A dependency-injection container: register factories under types (and optional names), then
 /// resolve them. Every method is thread-safe. No lock is held while a factory runs, so a factory
@@ -8,7 +7,7 @@ import Synchronization
 /// `WeaveDI.Container` names this class; `DIContainer` is an alias for it.
 public final class Container: @unchecked Sendable {
     // @unchecked: `table`'s contents and `nextIndex` are guarded by `lock` (read under one shard,
-    // written under all); everything else is immutable or guarded by its own Mutex.
+    // written under all); everything else is immutable or guarded by its own lock.
 
     /// The container this one falls back to for keys it does not hold. It does not retain this one.
     public let parent: Container?
@@ -16,7 +15,7 @@ public final class Container: @unchecked Sendable {
     @usableFromInline let lock = ShardedLock()
     @usableFromInline let table = RegistryTable()
     var nextIndex = 0
-    let edges = Mutex<Set<DependencyEdge>>([])
+    let edges = Locked<Set<DependencyEdge>>([])
 
     /// Creates a container, optionally falling back to `parent` for keys it does not hold.
     public init(parent: Container? = nil) {

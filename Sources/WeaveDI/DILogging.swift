@@ -17,7 +17,7 @@ public enum LogLevel: Int, Sendable, CaseIterable {
 
 /// The container's logger and its event filter.
 enum DILog {
-    private static let state = Mutex<(level: LogLevel, logger: Logger)>((.warnings, Logger(label: "weave.di")))
+    private static let state = Locked<(level: LogLevel, logger: Logger)>((.warnings, Logger(label: "weave.di")))
     private static let levelValue = Atomic<Int>(LogLevel.warnings.rawValue)
 
     static func setLevel(_ level: LogLevel) {

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The values reached through `InjectedKey`s. Extend it with computed properties:
 ///
@@ -27,7 +26,7 @@ public struct InjectedValues: Sendable {
 
     @TaskLocal static var taskValues = InjectedValues()
 
-    private static let defaults = Mutex<[ObjectIdentifier: any Sendable]>([:])
+    private static let defaults = Locked<[ObjectIdentifier: any Sendable]>([:])
 
     /// A key's `liveValue` or `testValue`, computed once per process and then reused.
     private static func defaultValue<K: InjectedKey>(for key: K.Type) -> K.Value {

@@ -1,10 +1,9 @@
-import Synchronization
 
 /// The lazily resolved value behind a property wrapper: resolved on first access from
 /// `Container.current`, then kept. A resolve that yields `nil` is not kept, so a later access
 /// can find a service registered since.
 final class LazyResolution<Value>: Sendable {
-    private let resolved = Mutex<HandOff<Value>?>(nil)
+    private let resolved = Locked<HandOff<Value>?>(nil)
     private let resolver: @Sendable (Container) -> Value?
 
     init(_ resolver: @escaping @Sendable (Container) -> Value?) {

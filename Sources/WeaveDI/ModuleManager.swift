@@ -1,8 +1,7 @@
-import Synchronization
 
 /// Configures `FeatureModule`s in dependency order, each one once per process.
 public enum ModuleManager {
-    private static let configured = Mutex<Set<String>>([])
+    private static let configured = Locked<Set<String>>([])
 
     /// Configures `modules` (and none twice), dependencies first. Throws `ModuleError` on a cycle,
     /// a missing dependency or a duplicate name, before configuring anything.

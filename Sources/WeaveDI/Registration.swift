@@ -1,4 +1,3 @@
-import Synchronization
 
 /// What a container keeps for one key: how to make the service, its scope, and what it made.
 /// Instances of `Registration<T>` are the only subclass; the table holds them type-erased.
@@ -65,7 +64,7 @@ final class Registration<Value>: AnyRegistration, @unchecked Sendable {
     /// Serialises creation of shared-scope instances by synchronous factories.
     let gate: CreationGate?
     /// The creation in flight of an async factory with a shared scope.
-    let inflight = Mutex<Task<HandOff<Value>, any Error>?>(nil)
+    let inflight = Locked<Task<HandOff<Value>, any Error>?>(nil)
 
     init(key: RegistrationKey, scope: Scope, index: Int, maker: Maker<Value>, instance: Value? = nil) {
         self.maker = maker

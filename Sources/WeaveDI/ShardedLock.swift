@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A reader-sharded lock ("big reader lock"). A reader locks only its thread's shard, so readers on
 /// different threads never touch the same cache line; a writer locks every shard in order.
@@ -37,28 +36,24 @@ final class ShardedLock: @unchecked Sendable {
     @inlinable @inline(__always)
     func withReadLock<R>(shard index: Int, _ body: (Shard) throws -> R) rethrows -> R {
         try shards[index]._withUnsafeGuaranteedRef { shard in
-            try shard.lock.withLock { _ in try body(shard) }
+            try shard.lock.withLock { try body(shard) }
         }
     }
 
     /// Runs `body` on each shard in turn, holding only that shard.
     func forEachShard(_ body: (Shard) -> Void) {
-        for shard in owned { shard.lock.withLock { _ in body(shard) } }
+        for shard in owned { shard.lock.withLock { body(shard) } }
     }
 
     /// Runs `body` holding every shard; `body` may write state guarded by this lock.
     func withWriteLock<R>(_ body: () throws -> R) rethrows -> R {
-        try lockShards(from: 0, body)
+        for shard in owned { shard.lock.lock() }
+        defer { for shard in owned.reversed() { shard.lock.unlock() } }
+        return try body()
     }
 
     /// Every shard, for a writer that holds them all.
     var allShards: [Shard] { owned }
-
-    private func lockShards<R>(from index: Int, _ body: () throws -> R) rethrows -> R {
-        if index == owned.count { return try body() }
-        // HandOff: the result stays on this thread; Mutex only asks for `sending` in general.
-        return try owned[index].lock.withLock { _ in HandOff(value: try lockShards(from: index + 1, body)) }.value
-    }
 }
 
 /// One reader shard: its lock and the counters its readers keep.
@@ -67,7 +62,7 @@ final class Shard: @unchecked Sendable {
     // @unchecked: `counters` is read and written only while `lock` is held (by a reader of this
     // shard, or by a writer holding every shard). It sits behind a pointer so the hot path pays no
     // dynamic exclusivity check, which a stored `var` of a class would cost on every access.
-    @usableFromInline let lock = Mutex<Void>(())
+    @usableFromInline let lock = SpinLock()
     @usableFromInline let counters: UnsafeMutablePointer<HitCounters>
     /// Keeps shards on separate cache lines, so readers on different shards do not false-share.
     private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,

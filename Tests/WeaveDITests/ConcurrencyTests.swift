@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 import Testing
 @testable import WeaveDI
 
@@ -67,8 +66,8 @@ import Testing
 
     @Test func slowFactoryDoesNotBlockOtherKeys() async throws {
         let container = Container()
-        let release = Mutex(false)
-        let entered = Mutex(false)
+        let release = Locked(false)
+        let entered = Locked(false)
         container.register(Repository.self, scope: .singleton) {
             entered.withLock { $0 = true }
             while !release.withLock({ $0 }) { usleep(1_000) }

@@ -1,4 +1,3 @@
-import Synchronization
 @testable import WeaveDI
 
 protocol Greeter: AnyObject, Sendable { func greet() -> String }
@@ -10,7 +9,7 @@ final class EnglishGreeter: Greeter {
 }
 
 final class Counter: Sendable {
-    private let value = Mutex(0)
+    private let value = Locked(0)
     @discardableResult func next() -> Int { value.withLock { $0 += 1; return $0 } }
     var count: Int { value.withLock { $0 } }
 }

@@ -1,8 +1,7 @@
-import Synchronization
 import Testing
 @testable import WeaveDI
 
-private let configuredOrder = Mutex<[String]>([])
+private let configuredOrder = Locked<[String]>([])
 
 private enum NetworkModule: FeatureModule {
     static let name = "test.network"
