@@ -23,10 +23,20 @@ extension Container {
     ) async throws(ResolutionError) -> T {
         let key = registration.key
         let stack = Container.asyncStack
-        try checkCycle(key, stack: stack)
+        do {
+            try checkCycle(key, stack: stack)
+        } catch {
+            throw failed(error, index: registration.index)
+        }
         if let dependent = stack.last { recordEdge(from: dependent, to: key) }
-        let make: @Sendable () async throws -> HandOff<T> = {
-            try await Container.$asyncStack.withValue(stack + [key]) { HandOff(value: try await factory()) }
+        let make: @Sendable () async throws -> HandOff<T> = { [self] in
+            let start = MonotonicClock.nanos()
+            let made = try await Container.$asyncStack.withValue(stack + [key]) { HandOff(value: try await factory()) }
+            if isInstrumented {
+                recordTiming(index: registration.index, start: start, histogram: StatsField.factoryLatency, created: true,
+                             service: key.description)
+            }
+            return made
         }
         do {
             if registration.scope == .transient { return try await make().value }
@@ -46,7 +56,7 @@ extension Container {
         } catch {
             registration.inflight.withLock { $0 = nil }
             if let error = error as? ResolutionError { throw error }
-            throw .factoryFailed(type: key.description, underlying: error)
+            throw failed(.factoryFailed(type: key.description, underlying: error), index: registration.index)
         }
     }
 

@@ -17,21 +17,15 @@ public struct RegistrationInfo: Sendable, CustomStringConvertible {
 extension Container {
     /// Every registration of this container (not its parent), sorted by key.
     public var registrations: [RegistrationInfo] {
-        let listed = lock.withReadLock { _ in
-            table.all.map { ($0.key, $0.scope, $0.index, $0.isInstantiated) }
-        }
-        // Each shard is locked on its own, so readers on other shards are never blocked.
-        var hitsByIndex = [UInt64](repeating: 0, count: listed.map(\.2).max().map { $0 + 1 } ?? 0)
-        lock.forEachShard { shard in
-            for index in hitsByIndex.indices { hitsByIndex[index] &+= shard.counters.pointee.count(index) }
-        }
-        return listed.map { key, scope, index, instantiated in
-            let hits = hitsByIndex[index]
-            return RegistrationInfo(key: key, scope: scope, hitCount: hits, isInstantiated: instantiated)
+        let listed = lock.withReadLock { _ in table.all.map { ($0.key, $0.scope, $0.isInstantiated) } }
+        let statistics = statistics()
+        let hits = Dictionary(statistics.services.map { ($0.service, $0.resolutions) }, uniquingKeysWith: +)
+        return listed.map { key, scope, instantiated in
+            RegistrationInfo(key: key, scope: scope, hitCount: hits[key.description] ?? 0, isInstantiated: instantiated)
         }.sorted { $0.key.description < $1.key.description }
     }
 
-    /// The dependencies recorded so far as factories resolved other services.
+    /// The dependencies recorded so far as factories resolve other services.
     public func dependencyGraph() -> DependencyGraph {
         DependencyGraph(edges: edges.withLock { $0 })
     }

@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 
 /// A dependency-injection container: register factories under types (and optional names), then
 /// resolve them. Every method is thread-safe. No lock is held while a factory runs, so a factory
@@ -16,10 +17,25 @@ public final class Container: @unchecked Sendable {
     @usableFromInline let table = RegistryTable()
     var nextIndex = 0
     let edges = Locked<Set<DependencyEdge>>([])
+    /// Errors of keys that are not registered, by key and kind (no registration index to count them under).
+    let unregisteredErrors = Locked<[String: UInt64]>([:])
+    let evictions = Atomic<UInt64>(0)
+    let pressureEvents = Atomic<UInt64>(0)
+
+    /// Whether resolves are timed (factory runs always, cached hits one in `hitSamplingInterval`)
+    /// and slow resolutions reported. Counts are kept either way.
+    public let isInstrumented: Bool
+
+    /// One cached hit in this many, per thread, is timed for the hit-latency histogram: timing every
+    /// hit would cost more than the hit itself.
+    public static let hitSamplingInterval = 64
 
     /// Creates a container, optionally falling back to `parent` for keys it does not hold.
-    public init(parent: Container? = nil) {
+    /// `instrumented: false` skips the timings (for comparison; counts are still kept).
+    public init(parent: Container? = nil, instrumented: Bool = true) {
         self.parent = parent
+        self.isInstrumented = instrumented
+        ContainerRegistry.add(self)
     }
 
     // MARK: Registration
@@ -56,6 +72,8 @@ public final class Container: @unchecked Sendable {
     }
 
     private func store<T>(_ key: RegistrationKey, scope: Scope, maker: Maker<T>, instance: T? = nil) {
+        // `.cached` instances are only worth keeping if memory pressure can drop them.
+        if scope == .cached { MemoryPressureMonitor.shared.start() }
         let replaced: AnyRegistration? = lock.withWriteLock { () -> AnyRegistration? in
             let index: Int
             if let existing = table.lookup(key) {
@@ -83,6 +101,7 @@ public final class Container: @unchecked Sendable {
         // Hot path, inlined into the caller and specialized: one shard lock, one probe, no
         // reference counting but the returned instance's (and a transient factory's registration).
         let thread = ThreadFrame.current
+        if isInstrumented && thread.pointee.sampleHit() { return resolveSampled(type) }
         let found = lock.withReadLock(shard: thread.pointee.shard) { shard -> FastLookup<T> in
             guard let found = table.unnamed.pointee.lookup(ObjectIdentifier(type)) else { return .miss }
             return found._withUnsafeGuaranteedRef { registration in
@@ -115,6 +134,58 @@ public final class Container: @unchecked Sendable {
         case transient(Registration<T>, @Sendable () -> T)
         case other
         case miss
+    }
+
+    /// `resolve(_:)` with its duration measured, for the sampled cached-hit histogram.
+    @usableFromInline @inline(never)
+    func resolveSampled<T>(_ type: T.Type) -> T? {
+        let start = MonotonicClock.nanos()
+        let found = lookup(type, name: nil)
+        if case .instance(let instance) = found, !ThreadFrame.current.pointee.insideFactory {
+            let registrationIndex = lock.withReadLock { _ in table.unnamed.pointee.lookup(ObjectIdentifier(type))?.takeUnretainedValue().index }
+            if let registrationIndex { recordTiming(index: registrationIndex, start: start, histogram: StatsField.hitLatency) }
+            return instance
+        }
+        if case .missing = found { return resolveOptional(type, counted: false) }
+        return resolveOptional(type, counted: true)
+    }
+
+    /// Records the time since `start` in a histogram of the registration at `index`, and reports it
+    /// if it passed the slow-resolution threshold.
+    @usableFromInline
+    func recordTiming(index: Int, start: UInt64, histogram: Int, created: Bool = false, service: @autoclosure () -> String = "") {
+        let nanos = MonotonicClock.nanos() &- start
+        let slow = nanos > Hooks.thresholdNanos.load(ordering: .relaxed)
+        lock.withReadLock { shard in
+            shard.counters.pointee.observe(nanos: nanos, histogram: histogram, index: index)
+            if created { shard.counters.pointee.add(1, at: StatsField.instancesCreated, index: index) }
+            if slow { shard.counters.pointee.add(1, at: StatsField.slowResolutions, index: index) }
+        }
+        if slow {
+            let name = service()
+            Hooks.slow(service: name.isEmpty ? lock.withReadLock { _ in
+                table.all.first { $0.index == index }?.key.description ?? "?"
+            } : name, nanos: nanos)
+        }
+    }
+
+    /// Counts `error` against the registration at `index` (or its key, when it is not registered),
+    /// tells the error hooks about it unless it is a miss (those are reported by the optional APIs),
+    /// and returns it for throwing.
+    @usableFromInline
+    func failed(_ error: ResolutionError, index: Int?) -> ResolutionError {
+        let field = StatsField.errors + ResolutionError.Kind.allCases.firstIndex(of: error.kind)!
+        if let index {
+            lock.withReadLock { shard in shard.counters.pointee.add(1, at: field, index: index) }
+        } else {
+            let key = "\(error.serviceName)\u{0}\(error.kind.rawValue)"
+            unregisteredErrors.withLock { counts in
+                // Bounded: a program has finitely many types, but names could come from input.
+                if counts[key] != nil || counts.count < 1_000 { counts[key, default: 0] += 1 }
+            }
+        }
+        if error.kind != .notRegistered { Hooks.error(service: error.serviceName, error: error) }
+        return error
     }
 
     /// The rest of `resolve(_:)`: factories, parents, errors.
@@ -167,6 +238,7 @@ public final class Container: @unchecked Sendable {
             table.all.filter { $0.scope == .cached }.compactMap { $0.takeInstance() }
         }
         if !evicted.isEmpty {
+            evictions.add(UInt64(evicted.count), ordering: .relaxed)
             DILog.log(.all, .debug, "Evicted \(evicted.count) cached instances", metadata: ["count": "\(evicted.count)"])
         }
         return evicted.count // the instances are released here, outside the lock
@@ -216,7 +288,7 @@ public final class Container: @unchecked Sendable {
             count = true
             if case .missing = found {
                 guard let parent = container.parent else {
-                    throw notRegistered(RegistrationKey(type, name: name))
+                    throw failed(notRegistered(RegistrationKey(type, name: name)), index: nil)
                 }
                 container = parent
                 continue
@@ -244,12 +316,16 @@ public final class Container: @unchecked Sendable {
         let (_, found) = try find(type, name: nil)
         guard case .registration(let registration) = found,
               case .argument(let factory, let expected) = registration.maker else {
-            throw .argumentMismatch(type: String(describing: type), expected: "no argument",
-                                    actual: "an argument of type \(Arg.self)")
+            let index = (try? find(type, name: nil, counted: true)).flatMap { _, found in
+                if case .registration(let registration) = found { return registration.index }
+                return nil
+            }
+            throw failed(.argumentMismatch(type: String(describing: type), expected: "no argument",
+                                           actual: "an argument of type \(Arg.self)"), index: index)
         }
         guard let typed = factory as? ArgumentFactory<Arg, T> else {
-            throw .argumentMismatch(type: registration.key.description, expected: "an argument of type \(expected)",
-                                    actual: "an argument of type \(Arg.self)")
+            throw failed(.argumentMismatch(type: registration.key.description, expected: "an argument of type \(expected)",
+                                           actual: "an argument of type \(Arg.self)"), index: registration.index)
         }
         return try run(registration) { typed.make(argument) }
     }
@@ -264,12 +340,14 @@ public final class Container: @unchecked Sendable {
         case .throwing(let factory):
             make = factory
         case .async:
-            throw .factoryFailed(type: key.description, underlying: RegistrationUsageError.asyncFactoryNeedsAwait(type: key.description))
+            throw failed(.factoryFailed(type: key.description, underlying: RegistrationUsageError.asyncFactoryNeedsAwait(type: key.description)),
+                         index: registration.index)
         case .argument(_, let argumentType):
-            throw .argumentMismatch(type: key.description, expected: "an argument of type \(argumentType)", actual: "no argument")
+            throw failed(.argumentMismatch(type: key.description, expected: "an argument of type \(argumentType)", actual: "no argument"),
+                         index: registration.index)
         case .instance:
             // An instance registration whose instance is gone: it was released; nothing can remake it.
-            throw notRegistered(key)
+            throw failed(notRegistered(key), index: registration.index)
         }
         switch registration.scope {
         case .transient:
@@ -291,7 +369,8 @@ public final class Container: @unchecked Sendable {
                 create: { () throws(ResolutionError) -> T in
                     let instance = try run(registration, make)
                     guard Swift.type(of: instance as Any) is AnyClass else {
-                        throw .factoryFailed(type: key.description, underlying: RegistrationUsageError.weakScopeNeedsClass(type: key.description))
+                        throw failed(.factoryFailed(type: key.description, underlying: RegistrationUsageError.weakScopeNeedsClass(type: key.description)),
+                                     index: registration.index)
                     }
                     lock.withWriteLock { registration.weakInstance = instance as AnyObject }
                     return instance
@@ -307,12 +386,18 @@ public final class Container: @unchecked Sendable {
         if let dependent = frame.pointee.innermost { recordEdge(from: dependent, to: registration) }
         frame.pointee.push(registration) // `registration` is alive for the whole call
         defer { frame.pointee.pop() }
+        let start = isInstrumented ? MonotonicClock.nanos() : 0
         do {
-            return try make()
+            let made = try make()
+            if isInstrumented {
+                recordTiming(index: registration.index, start: start, histogram: StatsField.factoryLatency, created: true,
+                             service: registration.key.description)
+            }
+            return made
         } catch let error as ResolutionError {
             throw error
         } catch {
-            throw .factoryFailed(type: registration.key.description, underlying: error)
+            throw failed(.factoryFailed(type: registration.key.description, underlying: error), index: registration.index)
         }
     }
 
@@ -325,7 +410,12 @@ public final class Container: @unchecked Sendable {
         if let dependent = frame.pointee.innermost { recordEdge(from: dependent, to: registration) }
         frame.pointee.push(registration) // `registration` is alive for the whole call
         defer { frame.pointee.pop() }
-        return make()
+        guard isInstrumented else { return make() }
+        let start = MonotonicClock.nanos()
+        let made = make()
+        recordTiming(index: registration.index, start: start, histogram: StatsField.factoryLatency, created: true,
+                     service: registration.key.description)
+        return made
     }
 
     /// Throws `.cycle` when `registration`'s key is already being made on this thread.
@@ -334,7 +424,11 @@ public final class Container: @unchecked Sendable {
         _ registration: AnyRegistration, frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current
     ) throws(ResolutionError) {
         guard frame.pointee.contains(registration) else { return }
-        try checkCycle(registration.key, stack: frame.pointee.registrations.map(\.key))
+        do {
+            try checkCycle(registration.key, stack: frame.pointee.registrations.map(\.key))
+        } catch {
+            throw failed(error, index: registration.index)
+        }
     }
 
     /// Throws `.cycle` when `key` is already being made further up `stack`.
@@ -369,7 +463,7 @@ public final class Container: @unchecked Sendable {
     @usableFromInline
     /// A miss is a warning (optional APIs are often used for optional services); the rest are errors.
     func report(_ error: ResolutionError) {
-        let metadata: Logger.Metadata = ["service": "\(error.serviceName)", "error": "\(error.kind)"]
+        let metadata: Logger.Metadata = ["service": "\(error.serviceName)", "error": "\(error.kind.rawValue)"]
         if case .notRegistered = error {
             DILog.log(.warnings, .warning, "\(error)", metadata: metadata)
         } else {

@@ -19,13 +19,21 @@ public enum ResolutionError: Error, CustomStringConvertible {
         }
     }
 
-    /// The case's name, stable for logs and metric labels: `not_registered`, `cycle`, `factory_failed`, `argument_mismatch`.
-    public var kind: String {
+    /// The cases without their payloads; `rawValue` is stable for logs and metric labels.
+    public enum Kind: String, Sendable, CaseIterable {
+        case notRegistered = "not_registered"
+        case cycle
+        case factoryFailed = "factory_failed"
+        case argumentMismatch = "argument_mismatch"
+    }
+
+    /// Which case this is.
+    public var kind: Kind {
         switch self {
-        case .notRegistered: return "not_registered"
-        case .cycle: return "cycle"
-        case .factoryFailed: return "factory_failed"
-        case .argumentMismatch: return "argument_mismatch"
+        case .notRegistered: return .notRegistered
+        case .cycle: return .cycle
+        case .factoryFailed: return .factoryFailed
+        case .argumentMismatch: return .argumentMismatch
         }
     }
 

@@ -2,7 +2,7 @@
 /// A reader-sharded lock ("big reader lock"). A reader locks only its thread's shard, so readers on
 /// different threads never touch the same cache line; a writer locks every shard in order.
 ///
-/// Each shard also owns per-key counters that only its readers write, which makes exact counting
+/// Each shard also owns per-key statistics that only its readers write, which makes exact counting
 /// free of atomic read-modify-write contention.
 @usableFromInline
 final class ShardedLock: @unchecked Sendable {
@@ -56,14 +56,14 @@ final class ShardedLock: @unchecked Sendable {
     var allShards: [Shard] { owned }
 }
 
-/// One reader shard: its lock and the counters its readers keep.
+/// One reader shard: its lock and the statistics its readers keep.
 @usableFromInline
 final class Shard: @unchecked Sendable {
     // @unchecked: `counters` is read and written only while `lock` is held (by a reader of this
     // shard, or by a writer holding every shard). It sits behind a pointer so the hot path pays no
     // dynamic exclusivity check, which a stored `var` of a class would cost on every access.
     @usableFromInline let lock = SpinLock()
-    @usableFromInline let counters: UnsafeMutablePointer<HitCounters>
+    @usableFromInline let counters: UnsafeMutablePointer<StatsBlock>
     /// Keeps shards on separate cache lines, so readers on different shards do not false-share.
     private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
                           UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
@@ -72,65 +72,13 @@ final class Shard: @unchecked Sendable {
     init() {
         // A cache line of its own: other shards' readers write theirs.
         counters = UnsafeMutableRawPointer.allocate(byteCount: 128, alignment: 128)
-            .bindMemory(to: HitCounters.self, capacity: 1)
-        counters.initialize(to: HitCounters())
+            .bindMemory(to: StatsBlock.self, capacity: 1)
+        counters.initialize(to: StatsBlock())
     }
 
     deinit {
         counters.pointee.deallocate()
         counters.deinitialize(count: 1)
         UnsafeMutableRawPointer(counters).deallocate()
-    }
-}
-
-/// Resolve counts per registration index, owned by one shard.
-@usableFromInline
-struct HitCounters {
-    @usableFromInline var hits: UnsafeMutablePointer<UInt64>
-    @usableFromInline var capacity: Int
-
-    init() {
-        capacity = 64
-        hits = Self.allocateAligned(capacity)
-        hits.initialize(repeating: 0, count: capacity)
-    }
-
-    /// Counters on cache lines of their own, so shards never false-share.
-    static func allocateAligned(_ capacity: Int) -> UnsafeMutablePointer<UInt64> {
-        UnsafeMutableRawPointer.allocate(byteCount: capacity * MemoryLayout<UInt64>.stride, alignment: 128)
-            .bindMemory(to: UInt64.self, capacity: capacity)
-    }
-
-    /// Counts one resolve of the registration at `index`.
-    @inlinable @inline(__always)
-    mutating func countHit(_ index: Int) {
-        if index >= capacity { grow(to: index + 1) }
-        hits[index] &+= 1
-    }
-
-    /// The count at `index`.
-    func count(_ index: Int) -> UInt64 {
-        index < capacity ? hits[index] : 0
-    }
-
-    /// Zeroes every counter.
-    func reset() {
-        hits.update(repeating: 0, count: capacity)
-    }
-
-    @usableFromInline
-    mutating func grow(to needed: Int) {
-        var newCapacity = capacity
-        while newCapacity < needed { newCapacity *= 2 }
-        let grown = Self.allocateAligned(newCapacity)
-        grown.moveInitialize(from: hits, count: capacity)
-        (grown + capacity).initialize(repeating: 0, count: newCapacity - capacity)
-        UnsafeMutableRawPointer(hits).deallocate()
-        hits = grown
-        capacity = newCapacity
-    }
-
-    func deallocate() {
-        UnsafeMutableRawPointer(hits).deallocate()
     }
 }

@@ -21,6 +21,8 @@ struct ThreadFrame {
     /// Unretained: each is kept alive by the resolve that runs its factory.
     @usableFromInline var stack: UnsafeMutablePointer<Unmanaged<AnyRegistration>>
     @usableFromInline var capacity = 16
+    /// Counts down to the next cached hit that is timed.
+    @usableFromInline var sampleCountdown = 1
 
     init(shard: Int) {
         self.shard = shard
@@ -59,6 +61,15 @@ struct ThreadFrame {
             if match { return true }
         }
         return false
+    }
+
+    /// Whether this resolve is the one in `Container.hitSamplingInterval` that is timed.
+    @inlinable @inline(__always)
+    mutating func sampleHit() -> Bool {
+        sampleCountdown &-= 1
+        guard sampleCountdown == 0 else { return false }
+        sampleCountdown = Container.hitSamplingInterval
+        return true
     }
 
     @inlinable

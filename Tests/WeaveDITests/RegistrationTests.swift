@@ -98,7 +98,7 @@ import Testing
         container.register(Settings.self, throwingFactory: { throw Failure(code: 1) })
         #expect(container.resolve(Settings.self) == nil)
         let error = try #require(throws: ResolutionError.self) { try container.resolveThrows(Settings.self) }
-        #expect(error.kind == "factory_failed")
+        #expect(error.kind == .factoryFailed)
     }
 
     @Test func defaultValueWhenMissing() {

@@ -1,0 +1,147 @@
+/// A latency histogram: counts per bucket (upper bounds `LatencyHistogram.bounds`, then +Inf) and the sum.
+public struct LatencyHistogram: Sendable, Equatable {
+    /// Upper bounds in seconds, 1 µs to 10 s; the last bucket (+Inf) has none.
+    public static var bounds: [Double] { LatencyBuckets.boundsSeconds }
+    /// Observations per bucket, not cumulative; `bounds.count + 1` entries.
+    public let bucketCounts: [UInt64]
+    /// Sum of all observations, in seconds.
+    public let sumSeconds: Double
+
+    /// Number of observations.
+    public var count: UInt64 { bucketCounts.reduce(0, &+) }
+
+    /// Observations at or below each bound, then the total (Prometheus `le` buckets).
+    public var cumulativeCounts: [UInt64] {
+        var running: UInt64 = 0
+        return bucketCounts.map { running &+= $0; return running }
+    }
+
+    /// An estimate of quantile `q` (0...1) by linear interpolation within its bucket; `nil` when empty.
+    public func quantile(_ q: Double) -> Double? {
+        let total = count
+        guard total > 0 else { return nil }
+        let rank = q * Double(total)
+        var seen: UInt64 = 0
+        for (index, bucketCount) in bucketCounts.enumerated() where bucketCount > 0 {
+            if Double(seen + bucketCount) >= rank {
+                let lower = index == 0 ? 0 : Self.bounds[index - 1]
+                guard index < Self.bounds.count else { return lower }
+                let fraction = (rank - Double(seen)) / Double(bucketCount)
+                return lower + (Self.bounds[index] - lower) * max(0, min(1, fraction))
+            }
+            seen += bucketCount
+        }
+        return Self.bounds.last
+    }
+
+    init(words: UnsafePointer<UInt64>) {
+        self.init(counts: Array(UnsafeBufferPointer(start: words, count: LatencyBuckets.count)),
+                  sumNanos: words[LatencyBuckets.count])
+    }
+
+    init(counts: [UInt64], sumNanos: UInt64) {
+        bucketCounts = counts
+        sumSeconds = Double(sumNanos) / 1e9
+    }
+
+    static let empty = LatencyHistogram(counts: [UInt64](repeating: 0, count: LatencyBuckets.count), sumNanos: 0)
+
+
+}
+
+/// What a container recorded for one key.
+public struct ServiceStatistics: Sendable {
+    /// The key's description: `TypeName` or `name (TypeName)`.
+    public let service: String
+    /// The registration's scope; `nil` for a key that was asked for but is not registered.
+    public let scope: Scope?
+    /// Resolves of the key (cached hits and factory runs).
+    public let resolutions: UInt64
+    /// Instances its factory made.
+    public let instancesCreated: UInt64
+    /// Failed resolves, by kind.
+    public let errors: [ResolutionError.Kind: UInt64]
+    /// Resolves slower than `UnifiedDI.slowResolutionThreshold`.
+    public let slowResolutions: UInt64
+    /// Latency of cached hits: one in `Container.hitSamplingInterval` is timed.
+    public let cachedHitLatency: LatencyHistogram
+    /// Latency of resolves that ran the factory; every one is timed.
+    public let factoryLatency: LatencyHistogram
+    /// Whether an instance is held right now.
+    public let isInstantiated: Bool
+
+    /// All errors, whatever their kind.
+    public var errorCount: UInt64 { errors.values.reduce(0, &+) }
+}
+
+/// An immutable snapshot of a container's statistics.
+public struct ContainerStatistics: Sendable {
+    /// One entry per registered key, plus keys asked for but not registered; sorted by service.
+    public let services: [ServiceStatistics]
+    /// `.cached` instances dropped by `evictCached()` or memory pressure.
+    public let cachedEvictions: UInt64
+    /// Memory-pressure events this container reacted to.
+    public let memoryPressureEvents: UInt64
+
+    /// The entry for `service`, if any.
+    public subscript(service: String) -> ServiceStatistics? {
+        services.first { $0.service == service }
+    }
+}
+
+extension Container {
+    /// Keys whose records are copied under one hold of a shard lock, so a snapshot never blocks a
+    /// resolver for more than a few microseconds, whatever the number of keys.
+    static let snapshotChunk = 32
+
+    /// Takes a snapshot of the statistics. Counts are exact; each shard is locked briefly, chunk by chunk.
+    public func statistics() -> ContainerStatistics {
+        let listed = lock.withReadLock { _ in
+            table.all.map { ($0.key.description, $0.scope, $0.index, $0.isInstantiated) }
+        }
+        let keys = (listed.map(\.2).max() ?? -1) + 1
+        let stride = StatsField.wordsPerKey
+        let totals = UnsafeMutablePointer<UInt64>.allocate(capacity: max(1, keys * stride))
+        totals.initialize(repeating: 0, count: max(1, keys * stride))
+        defer { totals.deallocate() }
+        for shard in lock.allShards {
+            var start = 0
+            while start < keys {
+                let end = min(keys, start + Self.snapshotChunk)
+                shard.lock.withLock { shard.counters.pointee.accumulate(start..<end, into: totals) }
+                start = end
+            }
+        }
+        var services = listed.map { service, scope, index, instantiated in
+            let record = UnsafePointer(totals + index * stride)
+            var errors: [ResolutionError.Kind: UInt64] = [:]
+            for (offset, kind) in ResolutionError.Kind.allCases.enumerated() where record[StatsField.errors + offset] > 0 {
+                errors[kind] = record[StatsField.errors + offset]
+            }
+            return ServiceStatistics(
+                service: service, scope: scope,
+                resolutions: record[StatsField.resolutions],
+                instancesCreated: record[StatsField.instancesCreated],
+                errors: errors,
+                slowResolutions: record[StatsField.slowResolutions],
+                cachedHitLatency: LatencyHistogram(words: record + StatsField.hitLatency),
+                factoryLatency: LatencyHistogram(words: record + StatsField.factoryLatency),
+                isInstantiated: instantiated)
+        }
+        var missing: [String: [ResolutionError.Kind: UInt64]] = [:]
+        for (key, count) in unregisteredErrors.withLock({ $0 }) {
+            let parts = key.split(separator: "\u{0}", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let kind = ResolutionError.Kind(rawValue: parts[1]) else { continue }
+            missing[parts[0], default: [:]][kind, default: 0] += count
+        }
+        for (service, errors) in missing {
+            services.append(ServiceStatistics(
+                service: service, scope: nil, resolutions: 0, instancesCreated: 0, errors: errors,
+                slowResolutions: 0, cachedHitLatency: .empty, factoryLatency: .empty, isInstantiated: false))
+        }
+        return ContainerStatistics(
+            services: services.sorted { $0.service < $1.service },
+            cachedEvictions: evictions.load(ordering: .relaxed),
+            memoryPressureEvents: pressureEvents.load(ordering: .relaxed))
+    }
+}

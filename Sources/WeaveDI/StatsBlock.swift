@@ -1,0 +1,105 @@
+/// Where each figure sits in a key's record of `StatsBlock.wordsPerKey` counters.
+@usableFromInline
+enum StatsField {
+    @usableFromInline static let resolutions = 0
+    @usableFromInline static let instancesCreated = 1
+    /// Four counters, in `ResolutionError.Kind` order.
+    @usableFromInline static let errors = 2
+    @usableFromInline static let slowResolutions = 6
+    /// A histogram: `LatencyBuckets.count` bucket counts, then the sum of nanoseconds.
+    @usableFromInline static let hitLatency = 7
+    @usableFromInline static let factoryLatency = hitLatency + LatencyBuckets.count + 1
+    @usableFromInline static let wordsPerKey = factoryLatency + LatencyBuckets.count + 1
+}
+
+/// The latency histogram's upper bounds, 1 µs to 10 s; the last bucket is +Inf.
+public enum LatencyBuckets {
+    /// Upper bounds in nanoseconds (+Inf not included).
+    static let boundsNanos: [UInt64] = [
+        1_000, 5_000, 10_000, 50_000, 100_000, 500_000,
+        1_000_000, 5_000_000, 10_000_000, 50_000_000, 100_000_000, 500_000_000,
+        1_000_000_000, 5_000_000_000, 10_000_000_000,
+    ]
+    /// Buckets, +Inf included.
+    @usableFromInline static let count = 16
+    /// Upper bounds in seconds (+Inf not included), for exporters.
+    public static let boundsSeconds: [Double] = boundsNanos.map { Double($0) / 1e9 }
+
+    static func index(ofNanos nanos: UInt64) -> Int {
+        var index = 0
+        while index < boundsNanos.count && nanos > boundsNanos[index] { index += 1 }
+        return index
+    }
+}
+
+/// One shard's statistics: a record of counters per registration index. Written only by the
+/// shard's readers under its lock (or by a writer holding every shard), so plain increments are exact.
+@usableFromInline
+struct StatsBlock {
+    @usableFromInline var words: UnsafeMutablePointer<UInt64>
+    /// Keys the block has room for.
+    @usableFromInline var capacity: Int
+
+    init() {
+        capacity = 16
+        words = Self.allocate(keys: capacity)
+    }
+
+    /// Counters on cache lines of their own, so shards never false-share.
+    static func allocate(keys: Int) -> UnsafeMutablePointer<UInt64> {
+        let count = keys * StatsField.wordsPerKey
+        let words = UnsafeMutableRawPointer.allocate(byteCount: count * MemoryLayout<UInt64>.stride, alignment: 128)
+            .bindMemory(to: UInt64.self, capacity: count)
+        words.initialize(repeating: 0, count: count)
+        return words
+    }
+
+    /// Counts one resolve of the registration at `index`.
+    @inlinable @inline(__always)
+    mutating func countHit(_ index: Int) {
+        if index >= capacity { grow(to: index + 1) }
+        words[index &* StatsField.wordsPerKey &+ StatsField.resolutions] &+= 1
+    }
+
+    /// Adds `amount` to `field` of the record at `index`.
+    mutating func add(_ amount: UInt64, at field: Int, index: Int) {
+        if index >= capacity { grow(to: index + 1) }
+        words[index * StatsField.wordsPerKey + field] &+= amount
+    }
+
+    /// Records one observation of `nanos` in the histogram at `field`.
+    mutating func observe(nanos: UInt64, histogram field: Int, index: Int) {
+        add(1, at: field + LatencyBuckets.index(ofNanos: nanos), index: index)
+        add(nanos, at: field + LatencyBuckets.count, index: index)
+    }
+
+    /// Adds the records of `indices` (those the block has room for) into `totals` (laid out like `words`, sized for the indices).
+    func accumulate(_ indices: Range<Int>, into totals: UnsafeMutablePointer<UInt64>) {
+        let stride = StatsField.wordsPerKey
+        for index in indices where index < capacity {
+            let source = words + index * stride
+            let target = totals + index * stride
+            for word in 0..<stride { target[word] &+= source[word] }
+        }
+    }
+
+    /// Zeroes every counter.
+    func reset() {
+        words.update(repeating: 0, count: capacity * StatsField.wordsPerKey)
+    }
+
+    @usableFromInline
+    mutating func grow(to needed: Int) {
+        var newCapacity = capacity
+        while newCapacity < needed { newCapacity *= 2 }
+        let grown = Self.allocate(keys: newCapacity)
+        grown.update(from: words, count: capacity * StatsField.wordsPerKey)
+        deallocate()
+        words = grown
+        capacity = newCapacity
+    }
+
+    func deallocate() {
+        UnsafeMutableRawPointer(words).deallocate()
+    }
+}
