@@ -9,13 +9,20 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     ],
     targets: [
         .target(
             name: "WeaveDI",
-            dependencies: [.product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
         ),
-        .testTarget(name: "WeaveDITests", dependencies: ["WeaveDI"]),
+        .testTarget(name: "WeaveDITests", dependencies: [
+            "WeaveDI",
+            .product(name: "MetricsTestKit", package: "swift-metrics"),
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

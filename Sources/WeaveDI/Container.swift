@@ -20,6 +20,9 @@ public final class Container: @unchecked Sendable {
     /// Errors of keys that are not registered, by key and kind (no registration index to count them under).
     let unregisteredErrors = Locked<[String: UInt64]>([:])
     let evictions = Atomic<UInt64>(0)
+    /// Receive every timed resolve (service, whether a factory ran, nanoseconds); see `MetricsBridge`.
+    let timingObservers = Locked<[ObjectIdentifier: @Sendable (String, Bool, UInt64) -> Void]>([:])
+    let hasTimingObservers = Atomic<Bool>(false)
     let pressureEvents = Atomic<UInt64>(0)
 
     /// Whether resolves are timed (factory runs always, cached hits one in `hitSamplingInterval`)
@@ -161,11 +164,14 @@ public final class Container: @unchecked Sendable {
             if created { shard.counters.pointee.add(1, at: StatsField.instancesCreated, index: index) }
             if slow { shard.counters.pointee.add(1, at: StatsField.slowResolutions, index: index) }
         }
-        if slow {
-            let name = service()
-            Hooks.slow(service: name.isEmpty ? lock.withReadLock { _ in
-                table.all.first { $0.index == index }?.key.description ?? "?"
-            } : name, nanos: nanos)
+        guard slow || hasTimingObservers.load(ordering: .relaxed) else { return }
+        var name = service()
+        if name.isEmpty {
+            name = lock.withReadLock { _ in table.all.first { $0.index == index }?.key.description ?? "?" }
+        }
+        if slow { Hooks.slow(service: name, nanos: nanos) }
+        for observer in timingObservers.withLock({ Array($0.values) }) {
+            observer(name, histogram == StatsField.factoryLatency, nanos)
         }
     }
 
@@ -227,6 +233,9 @@ public final class Container: @unchecked Sendable {
     }
 
     /// The service registered for `type`, running an async factory if that is what it has.
+    ///
+    /// Inside async functions Swift prefers this overload, so `container.resolve(T.self)` there is
+    /// `try await` and throws; write `try? await` for the optional behaviour.
     public func resolve<T>(_ type: T.Type = T.self) async throws(ResolutionError) -> T {
         try await resolveAsync(type)
     }
@@ -465,6 +474,7 @@ public final class Container: @unchecked Sendable {
     func report(_ error: ResolutionError) {
         let metadata: Logger.Metadata = ["service": "\(error.serviceName)", "error": "\(error.kind.rawValue)"]
         if case .notRegistered = error {
+            Hooks.error(service: error.serviceName, error: error) // the other kinds were reported where they arose
             DILog.log(.warnings, .warning, "\(error)", metadata: metadata)
         } else {
             DILog.log(.errors, .error, "\(error)", metadata: metadata)

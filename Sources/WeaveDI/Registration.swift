@@ -28,6 +28,9 @@ class AnyRegistration: @unchecked Sendable {
     /// Removes the held instance and returns it, so the caller can drop it outside the lock.
     /// Call under the container's write lock.
     func takeInstance() -> Any? { nil }
+
+    /// The shared instance, made if a synchronous factory can make it; `nil` for transient scopes.
+    func sharedInstance(in container: Container) -> Any? { nil }
 }
 
 /// A factory that takes one argument, kept as an object so a resolve can check the argument type cheaply.
@@ -95,6 +98,19 @@ final class Registration<Value>: AnyRegistration, @unchecked Sendable {
         case .async: return "async"
         case .argument(_, let argumentType): return "argument(\(argumentType))"
         case .instance: return "instance"
+        }
+    }
+
+    override func sharedInstance(in container: Container) -> Any? {
+        switch scope {
+        case .transient:
+            return nil
+        case .weak:
+            return container.lock.withReadLock { _ in weakInstance }
+        case .singleton, .cached:
+            if let held = container.lock.withReadLock({ _ in instance }) { return held }
+            if case .async = maker { return nil }
+            return try? container.produce(self)
         }
     }
 

@@ -1,0 +1,219 @@
+import Logging
+
+/// Runs health checks: every registered service whose instance conforms to `HealthCheckable`
+/// (shared scopes; a `.singleton` not yet made is made), plus checks registered by name.
+/// Checks run concurrently; one that hangs is timed out without delaying the others, and one that
+/// fails affects only itself. Status changes are published as an `AsyncSequence`.
+public actor HealthMonitor {
+    /// The container whose services are checked.
+    public nonisolated let container: Container
+    /// Settings for checks that have none of their own.
+    public var defaultSettings: HealthCheckSettings
+
+    private var named: [String: any HealthCheckable] = [:]
+    private var settings: [String: HealthCheckSettings] = [:]
+    private var records: [String: HealthCheckRecord] = [:]
+    private var due: [String: ContinuousClock.Instant] = [:]
+    private var subscribers: [Int: AsyncStream<HealthTransition>.Continuation] = [:]
+    private var nextSubscriber = 0
+    private let logger = Logger(label: "weave.health")
+
+    public init(container: Container, defaultSettings: HealthCheckSettings = .init()) {
+        self.container = container
+        self.defaultSettings = defaultSettings
+    }
+
+    /// Adds (or replaces) a check under `name`.
+    public func register(_ name: String, settings: HealthCheckSettings? = nil, check: any HealthCheckable) {
+        named[name] = check
+        if let settings { self.settings[name] = settings }
+    }
+
+    /// Adds (or replaces) a check given as a closure.
+    public func register(_ name: String, settings: HealthCheckSettings? = nil,
+                         check: @escaping @Sendable () async -> HealthStatus) {
+        register(name, settings: settings, check: ClosureHealthCheck(body: check))
+    }
+
+    /// Removes a check registered by name, and forgets its record.
+    public func unregister(_ name: String) {
+        named[name] = nil
+        settings[name] = nil
+        records[name] = nil
+        due[name] = nil
+    }
+
+    /// Sets how the check `name` runs (a named check, or a container service by its name).
+    public func configure(_ name: String, settings: HealthCheckSettings) {
+        self.settings[name] = settings
+    }
+
+    /// The statuses as of the last round, without running anything.
+    public var report: HealthReport {
+        HealthReport(statuses: records.mapValues(\.status), checks: records)
+    }
+
+    /// Runs every check once now and returns the report.
+    public func checkAll() async -> HealthReport {
+        await runChecks(allChecks())
+        return report
+    }
+
+    /// Runs the checks on their intervals until the task is cancelled, waking every `tick`.
+    public func run(tick: Duration = .seconds(1)) async {
+        while !Task.isCancelled {
+            let now = ContinuousClock.now
+            let dueChecks = allChecks().filter { name, _ in (due[name] ?? now) <= now }
+            if !dueChecks.isEmpty { await runChecks(dueChecks) }
+            do { try await Task.sleep(for: tick) } catch { return }
+        }
+    }
+
+    /// Status changes from now on; each call returns a new subscription.
+    public func transitions() -> AsyncStream<HealthTransition> {
+        let (stream, continuation) = AsyncStream<HealthTransition>.makeStream(bufferingPolicy: .bufferingNewest(1_024))
+        nextSubscriber += 1
+        let id = nextSubscriber
+        subscribers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.unsubscribe(id) }
+        }
+        return stream
+    }
+
+    private func unsubscribe(_ id: Int) {
+        subscribers[id] = nil
+    }
+
+    // MARK: Running
+
+    private func allChecks() -> [(String, any HealthCheckable)] {
+        var checks = container.healthCheckables()
+        let discovered = Set(checks.map(\.0))
+        checks += named.filter { !discovered.contains($0.key) }.map { ($0.key, $0.value) }
+        return checks
+    }
+
+    private func settings(for name: String) -> HealthCheckSettings {
+        settings[name] ?? defaultSettings
+    }
+
+    private func runChecks(_ checks: [(String, any HealthCheckable)]) async {
+        let timed = checks.map { ($0.0, $0.1, settings(for: $0.0).timeout) }
+        let results = await withTaskGroup(of: (String, HealthStatus, Duration).self) { group in
+            for (name, check, timeout) in timed {
+                group.addTask {
+                    let (status, duration) = await Self.runOne(check, timeout: timeout)
+                    return (name, status, duration)
+                }
+            }
+            return await group.reduce(into: [(String, HealthStatus, Duration)]()) { $0.append($1) }
+        }
+        let now = ContinuousClock.now
+        for (name, status, duration) in results {
+            apply(status, to: name, duration: duration)
+            due[name] = now + settings(for: name).interval
+        }
+    }
+
+    /// Runs `check`, giving up after `timeout` even if the check never returns or ignores cancellation.
+    static func runOne(_ check: any HealthCheckable, timeout: Duration) async -> (HealthStatus, Duration) {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let status = await withCheckedContinuation { (continuation: CheckedContinuation<HealthStatus, Never>) in
+            let outcome = OneShot(continuation)
+            let work = Task { outcome.resume(with: await check.healthCheck()) }
+            Task {
+                try? await Task.sleep(for: timeout)
+                if outcome.resume(with: .unhealthy(error: HealthCheckError.timedOut(after: timeout))) { work.cancel() }
+            }
+        }
+        return (status, clock.now - start)
+    }
+
+    /// Applies flap damping and records the result; publishes and logs a change of state.
+    private func apply(_ result: HealthStatus, to name: String, duration: Duration) {
+        let config = settings(for: name)
+        let now = WallClock.now()
+        let previous = records[name]
+        var failures = previous?.consecutiveFailures ?? 0
+        var successes = previous?.consecutiveSuccesses ?? 0
+        switch result.state {
+        case .unhealthy: failures += 1; successes = 0
+        case .healthy: successes += 1; failures = 0
+        case .degraded: failures = 0; successes = 0
+        }
+        let status: HealthStatus
+        if let previous {
+            switch (previous.status.state, result.state) {
+            case (.unhealthy, .unhealthy), (.degraded, .degraded), (.healthy, .healthy):
+                status = result // same state: keep the newest reason
+            case (_, .unhealthy):
+                status = failures >= config.failuresBeforeUnhealthy ? result : previous.status
+            case (.healthy, .degraded):
+                status = result
+            case (_, .healthy):
+                status = successes >= config.successesBeforeHealthy ? result : previous.status
+            case (.unhealthy, .degraded):
+                status = result
+            }
+        } else {
+            status = result
+        }
+        let changed = previous?.status.state != status.state
+        records[name] = HealthCheckRecord(
+            name: name, status: status, lastResult: result,
+            changedAt: changed ? now : previous?.changedAt ?? now, checkedAt: now, lastDuration: duration,
+            consecutiveFailures: failures, consecutiveSuccesses: successes, groups: config.groups)
+        guard changed else { return }
+        let transition = HealthTransition(name: name, from: previous?.status.state, to: status)
+        for subscriber in subscribers.values { subscriber.yield(transition) }
+        let level: Logger.Level = switch status.state {
+        case .healthy: .info
+        case .degraded: .warning
+        case .unhealthy: .error
+        }
+        logger.log(level: level, "Health of \(name): \(previous?.status.state.rawValue ?? "unknown") → \(status.state.rawValue)",
+                   metadata: ["check": "\(name)", "state_from": "\(previous?.status.state.rawValue ?? "unknown")",
+                              "state_to": "\(status.state.rawValue)", "error": "\(status.reason ?? "")"])
+    }
+}
+
+/// A check given as a closure.
+struct ClosureHealthCheck: HealthCheckable {
+    let body: @Sendable () async -> HealthStatus
+    func healthCheck() async -> HealthStatus { await body() }
+}
+
+/// Resumes a continuation once, from whichever side gets there first.
+final class OneShot<Value: Sendable>: Sendable {
+    private let continuation: Locked<CheckedContinuation<Value, Never>?>
+
+    init(_ continuation: CheckedContinuation<Value, Never>) {
+        self.continuation = Locked(continuation)
+    }
+
+    /// Resumes with `value` if nobody did yet; returns whether this call did.
+    @discardableResult
+    func resume(with value: Value) -> Bool {
+        guard let continuation = continuation.withLock({ current -> CheckedContinuation<Value, Never>? in
+            defer { current = nil }
+            return current
+        }) else { return false }
+        continuation.resume(returning: value)
+        return true
+    }
+}
+
+extension Container {
+    /// The services of this container whose instances conform to `HealthCheckable`, by check name
+    /// (the registration name, else the type's name). Shared scopes only: a transient instance
+    /// made just to be checked would check nothing that serves requests.
+    func healthCheckables() -> [(String, any HealthCheckable)] {
+        let registrations = lock.withReadLock { _ in table.all }
+        return registrations.compactMap { registration in
+            guard let check = registration.sharedInstance(in: self) as? any HealthCheckable else { return nil }
+            return (registration.key.name ?? registration.key.typeName, check)
+        }
+    }
+}

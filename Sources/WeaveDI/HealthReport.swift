@@ -1,0 +1,72 @@
+/// How a check is run.
+public struct HealthCheckSettings: Sendable, Equatable {
+    /// Time between two runs by `HealthMonitor.run()`.
+    public var interval: Duration
+    /// A run that takes longer is unhealthy with `HealthCheckError.timedOut`.
+    public var timeout: Duration
+    /// Consecutive failures before the status turns unhealthy (flap damping).
+    public var failuresBeforeUnhealthy: Int
+    /// Consecutive successes before an unhealthy or degraded status turns healthy again.
+    public var successesBeforeHealthy: Int
+    /// Groups the check belongs to, such as `live` and `ready`.
+    public var groups: Set<String>
+
+    public init(interval: Duration = .seconds(10), timeout: Duration = .seconds(5), failuresBeforeUnhealthy: Int = 1,
+                successesBeforeHealthy: Int = 1, groups: Set<String> = []) {
+        self.interval = interval
+        self.timeout = timeout
+        self.failuresBeforeUnhealthy = max(1, failuresBeforeUnhealthy)
+        self.successesBeforeHealthy = max(1, successesBeforeHealthy)
+        self.groups = groups
+    }
+
+    /// The liveness group.
+    public static let live = "live"
+    /// The readiness group.
+    public static let ready = "ready"
+}
+
+/// What the monitor keeps for one check.
+public struct HealthCheckRecord: Sendable {
+    public let name: String
+    /// The current (damped) status.
+    public let status: HealthStatus
+    /// What the last run itself returned, before damping.
+    public let lastResult: HealthStatus
+    /// When the state last changed, and when the check last ran (seconds since the Unix epoch).
+    public let changedAt: Double
+    public let checkedAt: Double
+    /// How long the last run took.
+    public let lastDuration: Duration
+    public let consecutiveFailures: Int
+    public let consecutiveSuccesses: Int
+    public let groups: Set<String>
+}
+
+/// One round of checks.
+public struct HealthReport: Sendable {
+    /// Each check's current status, by name (a registered type's name, or the registration name).
+    public let statuses: [String: HealthStatus]
+    /// Everything kept per check, by name.
+    public let checks: [String: HealthCheckRecord]
+
+    /// The worst state of all checks (healthy when there are none).
+    public var aggregate: HealthState { aggregate(of: checks.values) }
+
+    /// The worst state of the checks in `group`.
+    public func aggregate(group: String) -> HealthState {
+        aggregate(of: checks.values.filter { $0.groups.contains(group) })
+    }
+
+    private func aggregate(of records: some Sequence<HealthCheckRecord>) -> HealthState {
+        records.map(\.status.state).max() ?? .healthy
+    }
+}
+
+/// A check's state changed.
+public struct HealthTransition: Sendable {
+    public let name: String
+    /// `nil` for the first result of a check.
+    public let from: HealthState?
+    public let to: HealthStatus
+}

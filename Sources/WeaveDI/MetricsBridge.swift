@@ -1,0 +1,84 @@
+import CoreMetrics
+import Synchronization
+
+/// Mirrors a container's figures into swift-metrics (`MetricsSystem`), so users of other backends
+/// (StatsD, OpenTelemetry) get the same counters and timers. Prometheus users need not: the
+/// exporter reads `Container.statistics()` directly.
+///
+/// Timers receive every timed resolve as it happens; counters (`weave_resolutions_total`,
+/// `weave_instances_created_total`, `weave_resolution_errors_total{kind}`,
+/// `weave_slow_resolutions_total`, `weave_cache_evictions_total`,
+/// `weave_memory_pressure_events_total`) advance by what changed at each `update()`.
+public final class MetricsBridge: Sendable {
+    public let container: Container
+    private let factory: any MetricsFactory
+    private let previous = Locked<[String: UInt64]>([:])
+    private let timers = Locked<[String: CoreMetrics.Timer]>([:])
+
+    /// Starts forwarding timings of `container` to `factory` (by default the bootstrapped
+    /// `MetricsSystem`); stop with `cancel()`.
+    public init(container: Container, factory: any MetricsFactory = MetricsSystem.factory) {
+        self.container = container
+        self.factory = factory
+        container.timingObservers.withLock { [timers, factory] observers in
+            observers[ObjectIdentifier(self)] = { service, ranFactory, nanos in
+                let label = ranFactory ? "factory" : "cached_hit"
+                let timer = timers.withLock { cache in
+                    if let timer = cache[service + "\u{0}" + label] { return timer }
+                    let timer = CoreMetrics.Timer(label: "weave_resolve_duration_seconds",
+                                                  dimensions: [("service", service), ("path", label)],
+                                                  preferredDisplayUnit: .seconds, factory: factory)
+                    cache[service + "\u{0}" + label] = timer
+                    return timer
+                }
+                timer.recordNanoseconds(Int64(clamping: nanos))
+            }
+            container.hasTimingObservers.store(true, ordering: .relaxed)
+        }
+    }
+
+    /// Stops forwarding timings.
+    public func cancel() {
+        container.timingObservers.withLock { observers in
+            observers[ObjectIdentifier(self)] = nil
+            container.hasTimingObservers.store(!observers.isEmpty, ordering: .relaxed)
+        }
+    }
+
+    /// Advances the counters by what changed since the last call.
+    public func update() {
+        let statistics = container.statistics()
+        var figures: [(label: String, dimensions: [(String, String)], value: UInt64)] = []
+        for service in statistics.services {
+            let dimensions = [("service", service.service)]
+            figures.append(("weave_resolutions_total", dimensions, service.resolutions))
+            figures.append(("weave_instances_created_total", dimensions, service.instancesCreated))
+            figures.append(("weave_slow_resolutions_total", dimensions, service.slowResolutions))
+            for (kind, count) in service.errors {
+                figures.append(("weave_resolution_errors_total", dimensions + [("kind", kind.rawValue)], count))
+            }
+        }
+        figures.append(("weave_cache_evictions_total", [], statistics.cachedEvictions))
+        figures.append(("weave_memory_pressure_events_total", [], statistics.memoryPressureEvents))
+        let deltas: [(String, [(String, String)], Int64)] = previous.withLock { seen in
+            figures.compactMap { label, dimensions, value in
+                let key = ([label] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "\u{0}")
+                let delta = value &- (seen[key] ?? 0)
+                seen[key] = value
+                return delta > 0 ? (label, dimensions, Int64(clamping: delta)) : nil
+            }
+        }
+        for (label, dimensions, delta) in deltas {
+            Counter(label: label, dimensions: dimensions, factory: factory).increment(by: delta)
+        }
+    }
+
+    /// Calls `update()` every `interval` until the task is cancelled.
+    public func run(every interval: Duration = .seconds(10)) async {
+        while !Task.isCancelled {
+            update()
+            do { try await Task.sleep(for: interval) } catch { return }
+        }
+        update()
+    }
+}

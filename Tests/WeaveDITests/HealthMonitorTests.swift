@@ -1,0 +1,101 @@
+import Testing
+@testable import WeaveDI
+
+private final class Database: HealthCheckable {
+    func healthCheck() async -> HealthStatus { .healthy }
+}
+
+private final class SlowDisk: HealthCheckable {
+    func healthCheck() async -> HealthStatus { .degraded(reason: "3% free") }
+}
+
+/// Returns the statuses it is given, one per run, then repeats the last.
+private final class Scripted: HealthCheckable {
+    private let script: Locked<[HealthStatus]>
+    init(_ script: [HealthStatus]) { self.script = Locked(script) }
+    func healthCheck() async -> HealthStatus {
+        script.withLock { $0.count > 1 ? $0.removeFirst() : $0[0] }
+    }
+}
+
+@Suite struct HealthMonitorTests {
+    @Test func checksContainerServicesAndNamedChecksAndAggregates() async {
+        let container = Container()
+        container.register(Database.self, scope: .singleton) { Database() }
+        container.register("disk-root", SlowDisk.self, scope: .singleton) { SlowDisk() }
+        container.register(Settings.self) { Settings(name: "not a check") }
+        let monitor = HealthMonitor(container: container)
+        await monitor.register("upstream") { .unhealthy(error: Failure(code: 7)) }
+        await monitor.configure("Database", settings: HealthCheckSettings(groups: [HealthCheckSettings.live]))
+        let report = await monitor.checkAll()
+        #expect(Set(report.statuses.keys) == ["Database", "disk-root", "upstream"])
+        #expect(report.statuses["Database"]?.state == .healthy)
+        #expect(report.statuses["disk-root"]?.reason == "3% free")
+        #expect(report.statuses["upstream"]?.state == .unhealthy)
+        #expect(report.aggregate == .unhealthy)
+        #expect(report.aggregate(group: HealthCheckSettings.live) == .healthy)
+        #expect(report.aggregate(group: "nothing") == .healthy)
+    }
+
+    @Test func aHangingCheckTimesOutWithoutDelayingTheOthers() async {
+        let monitor = HealthMonitor(container: Container(), defaultSettings: HealthCheckSettings(timeout: .milliseconds(100)))
+        await monitor.register("hangs") {
+            await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in } // never resumes
+            return .healthy
+        }
+        await monitor.register("quick") { .healthy }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let report = await monitor.checkAll()
+        #expect(clock.now - start < .seconds(5))
+        guard case .unhealthy(let error) = report.statuses["hangs"] else { Issue.record("expected unhealthy"); return }
+        #expect(error is HealthCheckError)
+        #expect(report.statuses["quick"]?.state == .healthy)
+        #expect(report.checks["hangs"]!.lastDuration >= .milliseconds(100))
+    }
+
+    @Test func flapDampingNeedsConsecutiveResults() async {
+        let monitor = HealthMonitor(container: Container())
+        let script = Scripted([.healthy, .unhealthy(error: Failure(code: 1)), .unhealthy(error: Failure(code: 2)),
+                               .healthy, .unhealthy(error: Failure(code: 3)), .unhealthy(error: Failure(code: 4)),
+                               .unhealthy(error: Failure(code: 5)), .healthy, .healthy])
+        await monitor.register("flappy", settings: HealthCheckSettings(failuresBeforeUnhealthy: 3, successesBeforeHealthy: 2),
+                               check: script)
+        var states: [HealthState] = []
+        for _ in 0..<9 { states.append(await monitor.checkAll().statuses["flappy"]!.state) }
+        #expect(states == [.healthy, .healthy, .healthy, .healthy, .healthy, .healthy, .unhealthy, .unhealthy, .healthy])
+        let record = await monitor.report.checks["flappy"]!
+        #expect(record.consecutiveSuccesses == 2)
+        #expect(record.consecutiveFailures == 0)
+    }
+
+    @Test func transitionsAreAStream() async {
+        let monitor = HealthMonitor(container: Container())
+        await monitor.register("svc", check: Scripted([.healthy, .degraded(reason: "slow"), .degraded(reason: "slower"), .healthy]))
+        let stream = await monitor.transitions()
+        for _ in 0..<4 { _ = await monitor.checkAll() }
+        var seen: [String] = []
+        for await transition in stream {
+            seen.append("\(transition.from?.rawValue ?? "nil")->\(transition.to.state.rawValue)")
+            if seen.count == 3 { break }
+        }
+        #expect(seen == ["nil->healthy", "healthy->degraded", "degraded->healthy"])
+    }
+
+    @Test func aRoundOfManyChecksWithSomeHangingFinishesNearTheTimeout() async {
+        let monitor = HealthMonitor(container: Container(), defaultSettings: HealthCheckSettings(timeout: .milliseconds(200)))
+        for index in 0..<200 {
+            if index % 20 == 0 {
+                await monitor.register("hang-\(index)") {
+                    await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in }
+                    return .healthy
+                }
+            } else {
+                await monitor.register("ok-\(index)") { .healthy }
+            }
+        }
+        let report = await monitor.checkAll()
+        #expect(report.statuses.count == 200)
+        #expect(report.statuses.values.filter { $0.state == .unhealthy }.count == 10)
+    }
+}

@@ -1,0 +1,86 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import WeaveDI
+
+private struct SlowService: Sendable {}
+private struct MissingForHook: Sendable {}
+private struct ThrowingForHook: Sendable {}
+private struct CycleHookA: Sendable {}
+private struct CycleHookB: Sendable {}
+private struct ArgumentForHook: Sendable {}
+
+/// Collects what hook handlers receive.
+private final class Received: Sendable {
+    let events = Locked<[(String, String)]>([])
+    func add(_ service: String, _ detail: String) { events.withLock { $0.append((service, detail)) } }
+    func matching(_ service: String) -> [String] { events.withLock { $0.filter { $0.0 == service }.map(\.1) } }
+}
+
+@Suite struct HookTests {
+    @Test func slowResolutionHookReceivesNameAndSecondsUntilCancelled() async throws {
+        let container = Container()
+        container.register(SlowService.self) {
+            usleep(25_000)
+            return SlowService()
+        }
+        let received = Received()
+        let token = UnifiedDI.onSlowResolution { service, seconds in received.add(service, "\(seconds)") }
+        _ = resolveNow(container, SlowService.self)
+        await UnifiedDI.flushHooks()
+        let seen = received.matching("SlowService")
+        #expect(seen.count == 1)
+        let seconds = try #require(seen.first.flatMap(Double.init))
+        #expect(seconds >= 0.025)
+        #expect(seconds < 5)
+
+        token.cancel()
+        _ = resolveNow(container, SlowService.self)
+        await UnifiedDI.flushHooks()
+        #expect(received.matching("SlowService").count == 1)
+        #expect(container.statistics()["SlowService"]?.slowResolutions == 2)
+    }
+
+    @Test func thresholdIsADuration() {
+        UnifiedDI.slowResolutionThreshold = .milliseconds(10)
+        #expect(UnifiedDI.slowResolutionThreshold == .milliseconds(10))
+    }
+
+    @Test func errorHookFiresForEachKindWithTheService() async {
+        let container = Container()
+        let received = Received()
+        let token = UnifiedDI.onResolutionError { service, error in
+            received.add(service, (error as? ResolutionError)?.kind.rawValue ?? "other")
+        }
+        defer { token.cancel() }
+
+        _ = resolveNow(container, MissingForHook.self)                       // miss through the optional API
+        _ = try? container.resolveThrows(MissingForHook.self)            // a miss the caller sees: no hook
+        container.register(ThrowingForHook.self, throwingFactory: { throw Failure(code: 3) })
+        _ = resolveNow(container, ThrowingForHook.self)
+        container.register(CycleHookA.self, throwingFactory: { _ = try container.resolveThrows(CycleHookB.self); return CycleHookA() })
+        container.register(CycleHookB.self, throwingFactory: { _ = try container.resolveThrows(CycleHookA.self); return CycleHookB() })
+        _ = resolveNow(container, CycleHookA.self)
+        container.register(ArgumentForHook.self) { (value: Int) in _ = value; return ArgumentForHook() }
+        _ = resolveNow(container, ArgumentForHook.self, argument: "text")
+        await UnifiedDI.flushHooks()
+
+        #expect(received.matching("MissingForHook") == ["not_registered"])
+        #expect(received.matching("ThrowingForHook") == ["factory_failed"])
+        #expect(received.matching("CycleHookA") == ["cycle"])
+        #expect(received.matching("ArgumentForHook") == ["argument_mismatch"])
+
+        let statistics = container.statistics()
+        #expect(statistics["MissingForHook"]?.errors[.notRegistered] == 2)
+        #expect(statistics["MissingForHook"]?.scope == nil)
+        #expect(statistics["ThrowingForHook"]?.errors[.factoryFailed] == 1)
+        #expect(statistics["CycleHookA"]?.errors[.cycle] == 1)
+        #expect(statistics["ArgumentForHook"]?.errors[.argumentMismatch] == 1)
+
+        token.cancel()
+        _ = resolveNow(container, MissingForHook.self)
+        await UnifiedDI.flushHooks()
+        #expect(received.matching("MissingForHook").count == 1)
+    }
+}

@@ -1,0 +1,114 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import WeaveDI
+
+private final class CachedThing: Sendable {}
+
+@Suite struct MemoryPressureTests {
+    private func temporaryPath(_ name: String) -> String {
+        "/tmp/weavedi-\(getpid())-\(name)-\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    @Test func fifoNamedByMemoryPressureWatchEvictsCachedAndCallsHandlers() async throws {
+        let fifo = temporaryPath("fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
+        let container = Container()
+        container.register(CachedThing.self, scope: .cached) { CachedThing() }
+        let first = resolveNow(container, CachedThing.self)
+        var configuration = MemoryPressureConfiguration()
+        configuration.environment = ["MEMORY_PRESSURE_WATCH": fifo]
+        let monitor = MemoryPressureMonitor(configuration: configuration, containers: { [container] })
+        let events = Locked<[MemoryPressureEvent]>([])
+        let token = UnifiedDI.onMemoryPressureDetails { event in
+            if event.source == .systemdWatch(path: fifo) { events.withLock { $0.append(event) } }
+        }
+        defer { token.cancel() }
+        #expect(monitor.start() == .systemdWatch(path: fifo))
+        defer { monitor.stop() }
+
+        let writer = open(fifo, O_WRONLY | O_NONBLOCK)
+        #expect(writer >= 0)
+        var byte: UInt8 = 1
+        #expect(write(writer, &byte, 1) == 1)
+        close(writer)
+
+        for _ in 0..<200 where events.withLock({ $0.isEmpty }) {
+            await UnifiedDI.flushHooks()
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let event = try #require(events.withLock { $0.first })
+        #expect(event.evictions == 1)
+        #expect(resolveNow(container, CachedThing.self) !== first)
+        let statistics = container.statistics()
+        #expect(statistics.cachedEvictions == 1)
+        #expect(statistics.memoryPressureEvents == 1)
+    }
+
+    @Test func devNullTurnsMonitoringOff() {
+        var configuration = MemoryPressureConfiguration()
+        configuration.environment = ["MEMORY_PRESSURE_WATCH": "/dev/null"]
+        let monitor = MemoryPressureMonitor(configuration: configuration, containers: { [] })
+        guard case .unavailable(let reason) = monitor.start() else { Issue.record("expected unavailable"); return }
+        #expect(reason.contains("/dev/null"))
+    }
+
+    @Test func regularFileGetsTheDecodedTrigger() throws {
+        let path = temporaryPath("pressure")
+        let fd = open(path, O_CREAT | O_WRONLY, 0o600)
+        close(fd)
+        defer { unlink(path) }
+        var configuration = MemoryPressureConfiguration()
+        // base64 of "some 100000 2000000"
+        configuration.environment = ["MEMORY_PRESSURE_WATCH": path, "MEMORY_PRESSURE_WRITE": "c29tZSAxMDAwMDAgMjAwMDAwMA=="]
+        let monitor = MemoryPressureMonitor(configuration: configuration, containers: { [] })
+        #expect(monitor.start() == .systemdWatch(path: path))
+        monitor.stop()
+        #expect(readSmallFile(path) == "some 100000 2000000")
+    }
+
+    @Test func missingSourcesReportUnavailableOrPolling() {
+        var configuration = MemoryPressureConfiguration()
+        configuration.environment = [:]
+        configuration.procPressurePath = "/nonexistent/pressure/memory"
+        configuration.selfCgroupPath = "/nonexistent/cgroup"
+        let monitor = MemoryPressureMonitor(configuration: configuration, containers: { [] })
+        guard case .unavailable(let reason) = monitor.start() else { Issue.record("expected unavailable"); return }
+        #expect(reason.contains("/nonexistent/pressure/memory"))
+    }
+
+    @Test func base64Decoding() {
+        #expect(Base64.decode("c29tZSAxNTAwMDAgMTAwMDAwMA==").map { String(decoding: $0, as: UTF8.self) } == "some 150000 1000000")
+        #expect(Base64.decode("YQ==") == [0x61])
+        #expect(Base64.decode("not base64!") == nil)
+    }
+}
+
+@Suite struct PressureStallInformationTests {
+    @Test func parsesKernelText() throws {
+        let text = """
+            some avg10=1.25 avg60=0.50 avg300=0.10 total=123456
+            full avg10=0.00 avg60=0.00 avg300=0.00 total=42
+
+            """
+        let reading = try PressureStallInformation.parse(text)
+        #expect(reading.some == PressureAverages(avg10: 1.25, avg60: 0.5, avg300: 0.1, total: 123_456))
+        #expect(reading.full?.total == 42)
+    }
+
+    @Test func parsesThisMachinesFileWhenThereIsOne() throws {
+        guard let text = readSmallFile("/proc/pressure/memory") else { return }
+        let reading = try PressureStallInformation.parse(text)
+        #expect(reading.some.avg10 >= 0)
+    }
+
+    @Test(arguments: [
+        "", "garbage", "some avg10=abc avg60=0 avg300=0 total=1", "some avg10=1 avg60=1 total=1",
+        "some avg10=101 avg60=0 avg300=0 total=1", "full avg10=0 avg60=0 avg300=0 total=0", "some avg10",
+    ])
+    func malformedTextIsAnError(text: String) {
+        #expect(throws: PSIParseError.self) { try PressureStallInformation.parse(text) }
+    }
+}
