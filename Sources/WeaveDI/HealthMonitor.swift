@@ -169,7 +169,7 @@ public actor HealthMonitor {
         let transition = HealthTransition(name: name, from: previous?.status.state, to: status)
         for subscriber in subscribers.values { subscriber.yield(transition) }
         let level: Logger.Level = switch status.state {
-        case .healthy: .info
+        case .healthy: previous == nil ? .debug : .info // a first healthy result is no news
         case .degraded: .warning
         case .unhealthy: .error
         }

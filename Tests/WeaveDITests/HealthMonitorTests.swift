@@ -40,7 +40,7 @@ private final class Scripted: HealthCheckable {
     @Test func aHangingCheckTimesOutWithoutDelayingTheOthers() async {
         let monitor = HealthMonitor(container: Container(), defaultSettings: HealthCheckSettings(timeout: .milliseconds(100)))
         await monitor.register("hangs") {
-            await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in } // never resumes
+            await Hang.forever()
             return .healthy
         }
         await monitor.register("quick") { .healthy }
@@ -87,7 +87,7 @@ private final class Scripted: HealthCheckable {
         for index in 0..<200 {
             if index % 20 == 0 {
                 await monitor.register("hang-\(index)") {
-                    await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in }
+                    await Hang.forever()
                     return .healthy
                 }
             } else {

@@ -39,8 +39,8 @@ final class MutexRegistry: Sendable {
 struct UncheckedBox<Value>: @unchecked Sendable { let value: Value }
 
 enum Peers {
-    static func weaveSingleton() -> WeaveDI.Container {
-        let container = WeaveDI.Container()
+    static func weaveSingleton(instrumented: Bool) -> WeaveDI.Container {
+        let container = WeaveDI.Container(instrumented: instrumented)
         container.register(Service.self, scope: .singleton) { Service() }
         return container
     }

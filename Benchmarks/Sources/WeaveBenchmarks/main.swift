@@ -5,7 +5,10 @@ import WeaveDI
 
 // Every case resolves `Service` n times. Printed: a Markdown table of median ns/op (5 runs) and ratios.
 
-let weaveSingleton = Peers.weaveSingleton()
+let weaveSingleton = Peers.weaveSingleton(instrumented: true)
+let weaveUninstrumented = Peers.weaveSingleton(instrumented: false)
+// A slow-resolution handler is installed, as the instrumentation target asks.
+let slowHandler = UnifiedDI.onSlowResolution { _, _ in }
 let weaveTransient = Peers.weaveTransient()
 let swinjectSingleton = UncheckedBox(value: Peers.swinject(.container))
 let swinjectSynchronized = UncheckedBox(value: Peers.swinject(.container).synchronize())
@@ -33,6 +36,9 @@ let singletonCases = [
     },
     BenchmarkCase(name: "WeaveDI singleton") { n in
         for _ in 0..<n { blackHole(weaveSingleton.resolve(Service.self)) }
+    },
+    BenchmarkCase(name: "WeaveDI singleton, instrumentation off") { n in
+        for _ in 0..<n { blackHole(weaveUninstrumented.resolve(Service.self)) }
     },
     BenchmarkCase(name: "Swinject .container", threadSafe: false) { n in
         for _ in 0..<n { blackHole(swinjectSingleton.value.resolve(Service.self)) }
@@ -90,6 +96,7 @@ func report(_ title: String, _ cases: [BenchmarkCase]) -> [String: Measurement] 
 }
 
 print("WeaveDI resolve benchmarks: release build, median of \(Harness.repetitions) runs of ~\(Harness.target) each, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+print("\nWeaveDI singleton and transient rows are instrumented (timings, counts, a slow-resolution handler installed) unless marked.")
 let singletons = report("Singleton resolve", singletonCases)
 let transients = report("Transient resolve", transientCases)
 
@@ -103,3 +110,17 @@ for name in singletonCases.map(\.name) where !name.hasPrefix("WeaveDI") && !name
 let allocation = transients["allocation: Service()"]!.nanosPerOp
 let transient = transients["WeaveDI transient"]!.nanosPerOp
 print("\nWeaveDI transient − allocation: \(format(transient - allocation)) ns/op")
+
+let instrumented = singletons["WeaveDI singleton"]!.nanosPerOp
+let uninstrumented = singletons["WeaveDI singleton, instrumentation off"]!.nanosPerOp
+print("Instrumented ÷ uninstrumented singleton resolve: \(String(format: "%.2f×", instrumented / uninstrumented))")
+
+print("\n### Statistics snapshots and health rounds\n")
+let (snapshotContainer, snapshotMillis) = InstrumentationBenchmarks.snapshotMillis(keys: 1_000)
+print("- `statistics()` of 1,000 keys: median \(String(format: "%.3f", snapshotMillis)) ms (51 runs)")
+let latency = InstrumentationBenchmarks.resolveLatencyDuringSnapshots(snapshotContainer)
+print("- singleton resolves on one thread while another thread takes snapshots in a loop (\(latency.snapshots) snapshots): " +
+      "p50 \(format(latency.p50)) ns, p99.9 \(format(latency.p999)) ns, max \(format(latency.max / 1000)) µs (each timed with two clock reads)")
+let round = await InstrumentationBenchmarks.healthRound(count: 1_000, hanging: 10, timeout: .milliseconds(500))
+print("- health round of 1,000 checks, 10 hanging forever, timeout 500 ms: \(String(format: "%.1f", round)) ms (\(String(format: "%.1f", round - 500)) ms over the timeout)")
+slowHandler.cancel()
