@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "WeaveDI", targets: ["WeaveDI"]),
+        .library(name: "WeavePrometheus", targets: ["WeavePrometheus"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -19,6 +20,8 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
+        .target(name: "WeavePrometheus", dependencies: ["WeaveDI"]),
+        .testTarget(name: "WeavePrometheusTests", dependencies: ["WeavePrometheus"]),
         .testTarget(name: "WeaveDITests", dependencies: [
             "WeaveDI",
             .product(name: "MetricsTestKit", package: "swift-metrics"),

@@ -1,0 +1,68 @@
+import WeaveDI
+
+/// The metric families of a container's statistics snapshot.
+public enum ContainerMetrics {
+    /// Families for `statistics`; services are label values (registered keys only, so bounded).
+    public static func families(_ statistics: ContainerStatistics) -> [MetricFamily] {
+        var resolutions: [([(String, String)], Double)] = []
+        var created: [([(String, String)], Double)] = []
+        var slow: [([(String, String)], Double)] = []
+        var errors: [([(String, String)], Double)] = []
+        var durations: [MetricFamily.Sample] = []
+        var registrations: [String: Int] = [:]
+        for service in statistics.services {
+            let labels = [("service", service.service)]
+            if let scope = service.scope {
+                registrations[scope.rawValue, default: 0] += 1
+                resolutions.append((labels, Double(service.resolutions)))
+                created.append((labels, Double(service.instancesCreated)))
+                slow.append((labels, Double(service.slowResolutions)))
+            }
+            for kind in ResolutionError.Kind.allCases {
+                guard let count = service.errors[kind] else { continue }
+                errors.append((labels + [("kind", kind.rawValue)], Double(count)))
+            }
+            if service.scope != nil {
+                durations += histogram(service.factoryLatency, labels: labels + [("path", "factory")])
+            }
+            if service.cachedHitLatency.count > 0 {
+                durations += histogram(service.cachedHitLatency, labels: labels + [("path", "cached_hit")])
+            }
+        }
+        return [
+            .counter("weave_resolutions", "Resolves of a registered service, cached hits and factory runs.", resolutions),
+            .counter("weave_instances_created", "Instances a service's factory made.", created),
+            .counter("weave_slow_resolutions", "Resolves slower than the slow-resolution threshold.", slow),
+            .counter("weave_resolution_errors", "Failed resolves, by service and error kind.", errors),
+            MetricFamily(name: "weave_resolve_duration_seconds", kind: .histogram,
+                         help: "Resolve latency: every factory run; one cached hit in 64 per thread (path=cached_hit).",
+                         unit: "seconds", samples: durations),
+            .gauge("weave_registrations", "Registered services, by scope.",
+                   Scope.allCases.map { ([("scope", $0.rawValue)], Double(registrations[$0.rawValue] ?? 0)) }),
+            .counter("weave_cache_evictions", "Cached instances dropped by eviction or memory pressure.",
+                     [([], Double(statistics.cachedEvictions))]),
+            .counter("weave_memory_pressure_events", "Memory-pressure notifications the container reacted to.",
+                     [([], Double(statistics.memoryPressureEvents))]),
+        ]
+    }
+
+    /// `_bucket` (cumulative, with +Inf), `_sum` and `_count` samples of a histogram.
+    static func histogram(_ histogram: LatencyHistogram, labels: [(String, String)]) -> [MetricFamily.Sample] {
+        let cumulative = histogram.cumulativeCounts
+        var samples: [MetricFamily.Sample] = []
+        for (index, count) in cumulative.enumerated() {
+            let bound = index < LatencyHistogram.bounds.count ? Exposition.formatBound(LatencyHistogram.bounds[index]) : "+Inf"
+            samples.append(.init(suffix: "_bucket", labels: labels + [("le", bound)], value: Double(count)))
+        }
+        samples.append(.init(suffix: "_sum", labels: labels, value: histogram.sumSeconds))
+        samples.append(.init(suffix: "_count", labels: labels, value: Double(histogram.count)))
+        return samples
+    }
+}
+
+extension Exposition {
+    /// A bucket bound as Prometheus clients print it (`1e-06`, `0.5`, `10.0`).
+    static func formatBound(_ value: Double) -> String {
+        "\(value)"
+    }
+}

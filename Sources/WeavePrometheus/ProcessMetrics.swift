@@ -1,0 +1,86 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The standard `process_*` families, read from `/proc/self` (as the Go and Python clients do).
+public enum ProcessMetrics {
+    public static func families() -> [MetricFamily] {
+        var families: [MetricFamily] = []
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        let pageSize = Double(sysconf(Int32(_SC_PAGESIZE)))
+        if let stat = read("/proc/self/stat"), let close = stat.lastIndex(of: ")") {
+            // Fields after "pid (comm)": state is field 3, so index i here is field i + 3.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 21, let utime = Double(fields[11]), let stime = Double(fields[12]),
+               let start = Double(fields[19]), let vsize = Double(fields[20]), let rss = Double(fields[21]) {
+                families.append(.counter("process_cpu_seconds", "Total user and system CPU time spent in seconds.",
+                                         [([], (utime + stime) / ticks)]))
+                families.append(.gauge("process_virtual_memory_bytes", "Virtual memory size in bytes.", unit: "bytes", [([], vsize)]))
+                families.append(.gauge("process_resident_memory_bytes", "Resident memory size in bytes.", unit: "bytes",
+                                       [([], rss * pageSize)]))
+                if let bootTime = bootTime() {
+                    families.append(.gauge("process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
+                                           unit: "seconds", [([], bootTime + start / ticks)]))
+                }
+            }
+        }
+        families.append(.gauge("process_open_fds", "Number of open file descriptors.", [([], Double(openDescriptors()))]))
+        var limit = rlimit()
+        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 {
+            families.append(.gauge("process_max_fds", "Maximum number of open file descriptors.", [([], Double(limit.rlim_cur))]))
+        }
+        return families
+    }
+
+    private static func bootTime() -> Double? {
+        guard let stat = read("/proc/stat") else { return nil }
+        for line in stat.split(separator: "\n") where line.hasPrefix("btime ") {
+            return Double(line.dropFirst(6))
+        }
+        return nil
+    }
+
+    private static func openDescriptors() -> Int {
+        guard let directory = opendir("/proc/self/fd") else { return 0 }
+        defer { closedir(directory) }
+        var count = 0
+        while let entry = readdir(directory) {
+            if entry.pointee.d_name.0 != UInt8(ascii: ".") { count += 1 }
+        }
+        return count - 1 // the descriptor opendir itself holds
+    }
+
+    private static func read(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { Glibc.close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = Glibc.read(fd, &buffer, buffer.count)
+            if count <= 0 { break }
+            bytes += buffer[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// `weave_build_info`: the version, and the Swift compiler that built it.
+public enum BuildInfo {
+    public static func family(version: String) -> MetricFamily {
+        MetricFamily(name: "weave_build", kind: .info, help: "Build information of weave-healthd; the value is always 1.",
+                     samples: [.init(labels: [("version", version), ("swift", swiftVersion)], value: 1)])
+    }
+
+    static var swiftVersion: String {
+        #if compiler(>=6.3)
+        return "6.3"
+        #elseif compiler(>=6.2)
+        return "6.2"
+        #else
+        return "6.0"
+        #endif
+    }
+}

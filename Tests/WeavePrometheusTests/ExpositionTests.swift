@@ -1,0 +1,70 @@
+import Testing
+import WeaveDI
+@testable import WeavePrometheus
+
+@Suite struct ExpositionTests {
+    private let families: [MetricFamily] = [
+        .gauge("b_gauge", "A gauge.", [([("service", "x\"y\\z\nw")], 1.5)]),
+        .counter("a_things", "Things\\counted\nso far.", [([("service", "s")], 3)]),
+        MetricFamily(name: "weave_build", kind: .info, help: "Build.", samples: [.init(labels: [("version", "1")], value: 1)]),
+        .gauge("c_seconds", "Seconds.", unit: "seconds", [([], .infinity)]),
+    ]
+
+    @Test func prometheusTextIsSortedEscapedAndTyped() {
+        let text = String(decoding: Exposition.render(families, format: .prometheusText), as: UTF8.self)
+        #expect(text == """
+            # HELP a_things_total Things\\\\counted\\nso far.
+            # TYPE a_things_total counter
+            a_things_total{service="s"} 3
+            # HELP b_gauge A gauge.
+            # TYPE b_gauge gauge
+            b_gauge{service="x\\"y\\\\z\\nw"} 1.5
+            # HELP c_seconds Seconds.
+            # TYPE c_seconds gauge
+            c_seconds +Inf
+            # HELP weave_build_info Build.
+            # TYPE weave_build_info gauge
+            weave_build_info{version="1"} 1
+
+            """)
+    }
+
+    @Test func openMetricsHasUnitsInfoAndEOF() {
+        let text = String(decoding: Exposition.render(families, format: .openMetrics), as: UTF8.self)
+        #expect(text.contains("# TYPE a_things counter\na_things_total{service=\"s\"} 3\n"))
+        #expect(text.contains("# TYPE c_seconds gauge\n# UNIT c_seconds seconds\n"))
+        #expect(text.contains("# TYPE weave_build info\nweave_build_info{version=\"1\"} 1\n"))
+        #expect(text.hasSuffix("# EOF\n"))
+    }
+
+    @Test func acceptNegotiation() {
+        #expect(Exposition.Format.negotiate(accept: nil) == .prometheusText)
+        #expect(Exposition.Format.negotiate(accept: "text/plain") == .prometheusText)
+        #expect(Exposition.Format.negotiate(
+            accept: "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1") == .openMetrics)
+        #expect(Exposition.Format.negotiate(accept: "application/openmetrics-text;q=0, text/plain") == .prometheusText)
+    }
+
+    @Test func containerFamiliesCarryStatistics() {
+        let container = Container()
+        container.register("db", Int.self) { 1 }
+        _ = container.resolve("db", Int.self)
+        let rendered = String(decoding: Exposition.render(ContainerMetrics.families(container.statistics()), format: .prometheusText),
+                              as: UTF8.self)
+        #expect(rendered.contains("weave_resolutions_total{service=\"db (Int)\"} 1\n"))
+        #expect(rendered.contains("weave_resolve_duration_seconds_bucket{service=\"db (Int)\",path=\"factory\",le=\"+Inf\"} 1\n"))
+        #expect(rendered.contains("weave_resolve_duration_seconds_count{service=\"db (Int)\",path=\"factory\"} 1\n"))
+        #expect(rendered.contains("weave_registrations{scope=\"transient\"} 1\n"))
+    }
+
+    @Test func processFamiliesAreRead() {
+        let names = Set(ProcessMetrics.families().map(\.name))
+        #expect(names.isSuperset(of: ["process_cpu_seconds", "process_resident_memory_bytes", "process_open_fds", "process_max_fds",
+                                      "process_start_time_seconds", "process_virtual_memory_bytes"]))
+    }
+
+    @Test func namesAreSanitized() {
+        #expect(Exposition.sanitizeName("disk-root.free%") == "disk_root_free_")
+        #expect(Exposition.sanitizeName("9lives") == "_lives")
+    }
+}
