@@ -7,10 +7,16 @@ let package = Package(
     products: [
         .library(name: "WeaveDI", targets: ["WeaveDI"]),
         .library(name: "WeavePrometheus", targets: ["WeavePrometheus"]),
+        .library(name: "WeaveHealthServer", targets: ["WeaveHealthServer"]),
+        .executable(name: "weave-healthd", targets: ["weave-healthd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         .target(
@@ -22,6 +28,31 @@ let package = Package(
         ),
         .target(name: "WeavePrometheus", dependencies: ["WeaveDI"]),
         .testTarget(name: "WeavePrometheusTests", dependencies: ["WeavePrometheus"]),
+        .target(
+            name: "WeaveHealthServer",
+            dependencies: [
+                "WeaveDI", "WeavePrometheus",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(name: "WeaveHealthServerTests", dependencies: ["WeaveHealthServer"]),
+        .executableTarget(
+            name: "weave-healthd",
+            dependencies: [
+                "WeaveDI", "WeavePrometheus", "WeaveHealthServer",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
         .testTarget(name: "WeaveDITests", dependencies: [
             "WeaveDI",
             .product(name: "MetricsTestKit", package: "swift-metrics"),

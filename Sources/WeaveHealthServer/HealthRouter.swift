@@ -1,0 +1,218 @@
+import WeaveDI
+import WeavePrometheus
+
+/// The endpoints: `/`, `/metrics`, `/health`, `/livez`, `/readyz`, `/readyz/<name>`. Separate from
+/// the server core, as a router in Hummingbird is, so any server can embed it.
+public struct HealthRouter: Sendable {
+    public let configuration: HealthServerConfiguration
+    public let source: any HealthSource
+    public let lifecycle: ServerLifecycle
+
+    public init(configuration: HealthServerConfiguration, source: any HealthSource, lifecycle: ServerLifecycle) {
+        self.configuration = configuration
+        self.source = source
+        self.lifecycle = lifecycle
+    }
+
+    static let endpoints = ["/", "/metrics", "/health", "/livez", "/readyz"]
+
+    public func handle(_ request: HealthRequest) async -> HealthResponse {
+        let known = Self.endpoints.contains(request.path) || request.path.hasPrefix("/readyz/")
+        guard known else { return text(404, "not found: \(request.path)\n") }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            var response = text(405, "method not allowed\n")
+            response.headers.append(("Allow", "GET, HEAD"))
+            return response
+        }
+        var response: HealthResponse
+        switch request.path {
+        case "/": response = await landingPage()
+        case "/metrics": response = await metrics(request)
+        case "/health": response = await health(request)
+        case "/livez": response = await livez(request)
+        case "/readyz": response = await readyz(request)
+        default: response = await readyzSingle(String(request.path.dropFirst("/readyz/".count)))
+        }
+        response.headers.append(("Cache-Control", "no-store"))
+        if request.method == "HEAD" {
+            response.headers.append(("Content-Length", "\(response.body.count)"))
+            response.body = []
+        }
+        return response
+    }
+
+    private func text(_ status: Int, _ body: String) -> HealthResponse {
+        HealthResponse(status: status, contentType: "text/plain; charset=utf-8", text: body)
+    }
+
+    // MARK: /metrics
+
+    private func metrics(_ request: HealthRequest) async -> HealthResponse {
+        let format = Exposition.Format.negotiate(accept: request.header("Accept"))
+        var families = await source.metricFamilies()
+        families += ProcessMetrics.families()
+        families.append(BuildInfo.family(version: configuration.version))
+        return HealthResponse(status: 200, headers: [("Content-Type", format.contentType)],
+                              body: Exposition.render(families, format: format))
+    }
+
+    // MARK: /health
+
+    private func showsDetails(_ request: HealthRequest) -> Bool {
+        switch configuration.detailsPolicy {
+        case .always: return true
+        case .never: return false
+        case .whenAuthorized:
+            guard let token = configuration.bearerToken, let header = request.header("Authorization"),
+                  header.hasPrefix("Bearer ") else { return false }
+            return ConstantTime.equal(Array(header.dropFirst(7).utf8), Array(token.utf8))
+        }
+    }
+
+    private func health(_ request: HealthRequest) async -> HealthResponse {
+        let report = await source.healthReport()
+        let details = showsDetails(request)
+        let aggregate = lifecycle.isStarted ? report.aggregate : .unhealthy
+        var checks: [String] = []
+        for name in report.checks.keys.sorted() {
+            let record = report.checks[name]!
+            var fields = [
+                "\"componentId\":\(JSONText.quoted(name))",
+                "\"status\":\"\(Self.ietfStatus(record.status.state))\"",
+                "\"time\":\"\(Timestamp.rfc3339(record.checkedAt))\"",
+            ]
+            if let observed = await source.observedValue(of: name), observed.value.isFinite {
+                fields.append("\"observedValue\":\(observed.value)")
+                fields.append("\"observedUnit\":\(JSONText.quoted(observed.unit))")
+            }
+            if details, let reason = record.status.reason {
+                fields.append("\"output\":\(JSONText.quoted(reason))")
+            }
+            checks.append("\(JSONText.quoted(name + ":status")):[{\(fields.joined(separator: ","))}]")
+        }
+        var body = "{\"status\":\"\(Self.ietfStatus(aggregate))\",\"version\":\(JSONText.quoted(configuration.version))"
+        body += ",\"serviceId\":\"weave-healthd\",\"description\":\"health of the checks weave-healthd runs\""
+        if !lifecycle.isStarted && details { body += ",\"output\":\"the first health round has not finished\"" }
+        body += ",\"checks\":{\(checks.joined(separator: ","))}}"
+        let status = switch aggregate {
+        case .healthy: configuration.statusCodes.pass
+        case .degraded: configuration.statusCodes.warn
+        case .unhealthy: configuration.statusCodes.fail
+        }
+        return HealthResponse(status: status, contentType: "application/health+json", text: body + "\n")
+    }
+
+    /// healthy/degraded/unhealthy as the IETF health-check draft spells them.
+    static func ietfStatus(_ state: HealthState) -> String {
+        switch state {
+        case .healthy: return "pass"
+        case .degraded: return "warn"
+        case .unhealthy: return "fail"
+        }
+    }
+
+    // MARK: /livez and /readyz
+
+    private struct Probe {
+        let name: String
+        let ok: Bool
+    }
+
+    /// Liveness: the daemon itself (it answers, and its own checks in the `live` group), never downstream checks.
+    private func livez(_ request: HealthRequest) async -> HealthResponse {
+        let report = await source.healthReport()
+        var probes = [Probe(name: "ping", ok: true)]
+        probes += report.checks.values.filter { $0.groups.contains(HealthCheckSettings.live) }
+            .map { Probe(name: $0.name, ok: $0.status.state != .unhealthy) }
+        return probeResponse("livez", probes, request)
+    }
+
+    /// Readiness: startup done, not shutting down, and every check in the `ready` group (every check
+    /// outside `live` when no check names a group) not unhealthy.
+    private func readyz(_ request: HealthRequest) async -> HealthResponse {
+        var probes = [Probe(name: "startup", ok: lifecycle.isStarted), Probe(name: "shutdown", ok: !lifecycle.isStopping)]
+        probes += readinessChecks(await source.healthReport()).map { Probe(name: $0.name, ok: $0.status.state != .unhealthy) }
+        return probeResponse("readyz", probes, request)
+    }
+
+    private func readinessChecks(_ report: HealthReport) -> [HealthCheckRecord] {
+        let records = report.checks.values.sorted { $0.name < $1.name }
+        if records.contains(where: { $0.groups.contains(HealthCheckSettings.ready) }) {
+            return records.filter { $0.groups.contains(HealthCheckSettings.ready) }
+        }
+        return records.filter { !$0.groups.contains(HealthCheckSettings.live) }
+    }
+
+    private func readyzSingle(_ name: String) async -> HealthResponse {
+        guard let record = await source.healthReport().checks[name] else { return text(404, "no check named \(name)\n") }
+        return record.status.state == .unhealthy ? text(503, "[-]\(name) failed\n") : text(200, "ok\n")
+    }
+
+    private func probeResponse(_ endpoint: String, _ probes: [Probe], _ request: HealthRequest) -> HealthResponse {
+        let excluded = Set(request.values("exclude"))
+        let considered = probes.filter { !excluded.contains($0.name) }
+        let ok = considered.allSatisfy(\.ok)
+        guard request.has("verbose") || !ok else { return text(200, "ok\n") }
+        var lines = considered.map { $0.ok ? "[+]\($0.name) ok" : "[-]\($0.name) failed" }
+        lines += excluded.sorted().map { "[+]\($0) excluded: ok" }
+        lines.append(ok ? "\(endpoint) check passed" : "\(endpoint) check failed")
+        return text(ok ? 200 : 503, lines.joined(separator: "\n") + "\n")
+    }
+
+    // MARK: /
+
+    private func landingPage() async -> HealthResponse {
+        let report = await source.healthReport()
+        var rows = ""
+        for name in report.checks.keys.sorted() {
+            let state = report.checks[name]!.status.state.rawValue
+            rows += "<tr><td>\(HTML.escape(name))</td><td class=\"\(state)\">\(state)</td></tr>\n"
+        }
+        let page = """
+            <!doctype html>
+            <html lang="en"><head><meta charset="utf-8"><title>weave-healthd</title>
+            <style>body{font-family:sans-serif;margin:2em}td{padding:.2em 1em}.healthy{color:#070}.degraded{color:#a60}.unhealthy{color:#b00}</style>
+            </head><body>
+            <h1>weave-healthd</h1>
+            <p>Overall: <strong class="\(report.aggregate.rawValue)">\(report.aggregate.rawValue)</strong> · version \(HTML.escape(configuration.version))</p>
+            <ul>
+            <li><a href="/metrics">/metrics</a>: Prometheus metrics (OpenMetrics on request)</li>
+            <li><a href="/health">/health</a>: health+json</li>
+            <li><a href="/livez?verbose">/livez</a>, <a href="/readyz?verbose">/readyz</a>: Kubernetes probes</li>
+            </ul>
+            <table><tr><th>check</th><th>state</th></tr>
+            \(rows)</table>
+            </body></html>
+
+            """
+        return HealthResponse(status: 200, contentType: "text/html; charset=utf-8", text: page)
+    }
+}
+
+/// Comparison whose time does not depend on where the inputs differ.
+enum ConstantTime {
+    static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
+        for index in 0..<max(a.count, b.count) {
+            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+        }
+        return difference == 0
+    }
+}
+
+enum HTML {
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,121 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import NIOCore
+import NIOExtras
+import NIOHTTP1
+import NIOHTTPCompression
+import NIOPosix
+import ServiceLifecycle
+import WeaveDI
+
+/// The HTTP server of the health endpoints, as a swift-service-lifecycle `Service`: `run()` binds
+/// the listeners (or adopts sockets passed in), serves until graceful shutdown, then fails
+/// readiness, stops accepting, lets in-flight requests finish, and returns.
+public final class HealthServer: Service, Sendable {
+    public let router: HealthRouter
+    private let group: any EventLoopGroup
+    private let inherited: [(Int32, Listener)]
+    private let logger: Logger
+    private let ready = Locked<[CheckedContinuation<[String], Never>]>([])
+    private let boundAddresses = Locked<[String]?>(nil)
+
+    /// `inheritedSockets`: already-bound listening descriptors to use instead of binding (socket activation).
+    public init(router: HealthRouter, group: any EventLoopGroup, inheritedSockets: [(Int32, Listener)] = [],
+                logger: Logger = Logger(label: "weave.healthd.http")) {
+        self.router = router
+        self.group = group
+        self.inherited = inheritedSockets
+        self.logger = logger
+    }
+
+    /// The addresses listened on, once `run()` has bound them.
+    public func listening() async -> [String] {
+        await withCheckedContinuation { continuation in
+            let done = boundAddresses.withLock { $0 }
+            if let done { continuation.resume(returning: done) } else { ready.withLock { $0.append(continuation) } }
+        }
+    }
+
+    public func run() async throws {
+        let quiesce = ServerQuiescingHelper(group: group)
+        let bootstrap = makeBootstrap(quiesce)
+        var channels: [any Channel] = []
+        do {
+            if inherited.isEmpty {
+                for listener in router.configuration.listeners { channels.append(try await bind(bootstrap, listener)) }
+            } else {
+                for (descriptor, _) in inherited { channels.append(try await bootstrap.withBoundSocket(descriptor).get()) }
+            }
+        } catch {
+            for channel in channels { try? await channel.close() }
+            throw error
+        }
+        let addresses = channels.map { $0.localAddress.map(Self.describe) ?? "?" }
+        let waiting = boundAddresses.withLock { value -> [CheckedContinuation<[String], Never>] in
+            value = addresses
+            return ready.withLock { list in defer { list = [] }; return list }
+        }
+        for continuation in waiting { continuation.resume(returning: addresses) }
+        logger.info("Listening", metadata: ["addresses": "\(addresses.joined(separator: ", "))"])
+
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler {
+                for channel in channels { try? await channel.closeFuture.get() }
+            } onCancel: {
+                quiesce.initiateShutdown(promise: nil)
+            }
+        } onGracefulShutdown: { [router, logger] in
+            router.lifecycle.markStopping()
+            logger.info("Graceful shutdown: readiness fails, in-flight requests finish")
+            let promise = self.group.next().makePromise(of: Void.self)
+            quiesce.initiateShutdown(promise: promise)
+        }
+    }
+
+    private func makeBootstrap(_ quiesce: ServerQuiescingHelper) -> ServerBootstrap {
+        let router = self.router
+        let idle = router.configuration.idleTimeout
+        return ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(quiesce.makeServerChannelHandler(channel: channel))
+                }
+            }
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(IdleStateHandler(readTimeout: .nanoseconds(
+                        Int64(idle.components.seconds) * 1_000_000_000 + idle.components.attoseconds / 1_000_000_000)))
+                    try sync.configureHTTPServerPipeline(withErrorHandling: true)
+                    try sync.addHandler(HTTPResponseCompressor())
+                    try sync.addHandler(HealthHTTPHandler(router: router))
+                }
+            }
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.maxMessagesPerRead, value: 16)
+    }
+
+    private func bind(_ bootstrap: ServerBootstrap, _ listener: Listener) async throws -> any Channel {
+        switch listener {
+        case .tcp(let host, let port):
+            return try await bootstrap.bind(host: host, port: port).get()
+        case .unix(let path, let mode):
+            let channel = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
+            if chmod(path, mode_t(mode)) != 0 {
+                logger.warning("Could not chmod \(path)", metadata: ["errno": "\(errno)"])
+            }
+            return channel
+        }
+    }
+
+    static func describe(_ address: SocketAddress) -> String {
+        switch address {
+        case .unixDomainSocket: return "unix:\(address.pathname ?? "?")"
+        default: return "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
+        }
+    }
+}

@@ -1,0 +1,64 @@
+/// Where the server listens.
+public enum Listener: Sendable, Equatable, CustomStringConvertible {
+    case tcp(host: String, port: Int)
+    /// A Unix socket; `mode` is applied with chmod after binding (e.g. 0o660).
+    case unix(path: String, mode: UInt32)
+
+    /// Loopback TCP addresses and Unix sockets are local; anything else is reachable from elsewhere.
+    public var isLocal: Bool {
+        switch self {
+        case .tcp(let host, _): return host == "127.0.0.1" || host == "::1" || host == "localhost" || host.hasPrefix("127.")
+        case .unix: return true
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .tcp(let host, let port): return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        case .unix(let path, _): return "unix:\(path)"
+        }
+    }
+}
+
+/// Whether health bodies include each check's output (its reason or error).
+public enum DetailsPolicy: String, Sendable, CaseIterable {
+    /// Never: reasons go to the log only.
+    case never
+    /// Always.
+    case always
+    /// Only for requests with `Authorization: Bearer <token>` matching the configured token.
+    case whenAuthorized = "when-authorized"
+}
+
+/// Everything the HTTP endpoints need to know that is not health itself.
+public struct HealthServerConfiguration: Sendable {
+    public var listeners: [Listener]
+    public var detailsPolicy: DetailsPolicy
+    /// The bearer token for `.whenAuthorized`.
+    public var bearerToken: String?
+    /// HTTP status for `/health` by aggregate: pass, warn, fail.
+    public var statusCodes: (pass: Int, warn: Int, fail: Int)
+    /// Request limits: header bytes, body bytes, and the time a request may take to arrive.
+    public var maxHeaderBytes: Int
+    public var maxBodyBytes: Int
+    public var requestTimeout: Duration
+    /// A keep-alive connection with nothing to read for this long is closed.
+    public var idleTimeout: Duration
+    /// Version reported in `weave_build_info` and `/health`.
+    public var version: String
+
+    public init(listeners: [Listener], detailsPolicy: DetailsPolicy? = nil, bearerToken: String? = nil,
+                statusCodes: (pass: Int, warn: Int, fail: Int) = (200, 200, 503), maxHeaderBytes: Int = 8_192,
+                maxBodyBytes: Int = 4_096, requestTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60),
+                version: String = "0.1.0") {
+        self.listeners = listeners
+        self.detailsPolicy = detailsPolicy ?? (listeners.allSatisfy(\.isLocal) ? .always : .never)
+        self.bearerToken = bearerToken
+        self.statusCodes = statusCodes
+        self.maxHeaderBytes = maxHeaderBytes
+        self.maxBodyBytes = maxBodyBytes
+        self.requestTimeout = requestTimeout
+        self.idleTimeout = idleTimeout
+        self.version = version
+    }
+}

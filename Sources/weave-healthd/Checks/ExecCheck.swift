@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import WeaveDI
+
+/// Runs a command with Nagios plugin semantics: exit 0 healthy, 1 degraded, 2 unhealthy, 3 or
+/// anything else unhealthy ("unknown"); the first line of output is the reason; perfdata is kept.
+/// No shell unless the configuration asks for one; a minimal environment; output capped at 4 KiB;
+/// the process is killed when the check is cancelled (its timeout).
+struct ExecCheck: HealthCheckable {
+    let name: String
+    let command: [String]
+    let environment: [String: String]
+    let observations: Observations
+
+    static let outputLimit = 4_096
+    static let baseEnvironment = ["PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"]
+
+    func healthCheck() async -> HealthStatus {
+        let result: (status: Int32, output: String)
+        do {
+            result = try await run()
+        } catch {
+            return .unhealthy(error: CheckFailure("cannot run \(command[0]): \(error)"))
+        }
+        let output = NagiosOutput(result.output)
+        observations.record(name, perfdata: output.perfdata)
+        observations.record(name, value: Double(result.status), unit: "exit")
+        let reason = output.text.isEmpty ? "exit status \(result.status)" : output.text
+        switch result.status {
+        case 0: return .healthy
+        case 1: return .degraded(reason: reason)
+        case 2: return .unhealthy(error: CheckFailure(reason))
+        default: return .unhealthy(error: CheckFailure("unknown: \(reason)"))
+        }
+    }
+
+    private func run() async throws -> (Int32, String) {
+        var pipe: [Int32] = [0, 0]
+        guard Glibc.pipe(&pipe) == 0 else { throw CheckFailure("pipe: \(String(cString: strerror(errno)))") }
+        _ = fcntl(pipe[0], F_SETFL, fcntl(pipe[0], F_GETFL) | O_NONBLOCK)
+        _ = fcntl(pipe[0], F_SETFD, FD_CLOEXEC)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, pipe[1], 2)
+        posix_spawn_file_actions_addclose(&actions, pipe[1])
+        let env = Self.baseEnvironment.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }.sorted()
+        var pid = pid_t()
+        let status = withCStrings(command) { argv in
+            withCStrings(env) { envp in posix_spawn(&pid, command[0], &actions, nil, argv, envp) }
+        }
+        close(pipe[1])
+        guard status == 0 else {
+            close(pipe[0])
+            throw CheckFailure(String(cString: strerror(status)))
+        }
+        let reader = pipe[0]
+        let child = pid
+        defer { close(reader) }
+        return try await withTaskCancellationHandler {
+            var output: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            var exitStatus: Int32 = 0
+            var exited = false
+            while true {
+                let count = read(reader, &buffer, buffer.count)
+                if count > 0 {
+                    if output.count < Self.outputLimit { output += buffer[..<min(count, Self.outputLimit - output.count)] }
+                    continue
+                }
+                if !exited {
+                    var raw: Int32 = 0
+                    if waitpid(child, &raw, WNOHANG) == child {
+                        exited = true
+                        exitStatus = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+                        continue // drain what is left
+                    }
+                } else if count <= 0 {
+                    break
+                }
+                if Task.isCancelled { throw CancellationError() }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            return (exitStatus, String(decoding: output, as: UTF8.self))
+        } onCancel: {
+            kill(child, SIGKILL)
+            var raw: Int32 = 0
+            _ = waitpid(child, &raw, 0)
+        }
+    }
+}
+
+/// Runs `body` with `strings` as a NULL-terminated C array.
+private func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
+    let pointers = strings.map { strdup($0) } + [nil]
+    defer { for pointer in pointers { free(pointer) } }
+    return body(pointers)
+}

@@ -1,0 +1,87 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import WeaveDI
+
+/// GETs a URL: healthy when the status is in the expected range and the body (first 64 KiB)
+/// contains the expected text, if any.
+struct HTTPCheck: HealthCheckable {
+    let name: String
+    let url: HTTPURL
+    let expectedStatus: ClosedRange<Int>
+    let bodyContains: String?
+    let timeout: Duration
+    let group: any EventLoopGroup
+    let observations: Observations
+
+    func healthCheck() async -> HealthStatus {
+        do {
+            let (status, body) = try await fetch()
+            observations.record(name, value: Double(status), unit: "status")
+            guard expectedStatus.contains(status) else {
+                return .unhealthy(error: CheckFailure("GET \(url.path) answered \(status), expected \(expectedStatus.lowerBound)-\(expectedStatus.upperBound)"))
+            }
+            if let bodyContains, !String(decoding: body, as: UTF8.self).contains(bodyContains) {
+                return .unhealthy(error: CheckFailure("GET \(url.path) answered \(status) without '\(bodyContains)'"))
+            }
+            return .healthy
+        } catch {
+            return .unhealthy(error: CheckFailure("GET http://\(url.hostHeader)\(url.path) failed: \(error)"))
+        }
+    }
+
+    private func fetch() async throws -> (Int, [UInt8]) {
+        let promise = group.next().makePromise(of: (Int, [UInt8]).self)
+        let channel = try await ClientBootstrap(group: group)
+            .connectTimeout(.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(ResponseCollector(promise: promise))
+                }
+            }
+            .connect(host: url.host, port: url.port).get()
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: url.hostHeader)
+        headers.add(name: "User-Agent", value: "weave-healthd/\(Defaults.version)")
+        headers.add(name: "Connection", value: "close")
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: url.path, headers: headers)
+        channel.write(HTTPClientRequestPart.head(head), promise: nil)
+        try await channel.writeAndFlush(HTTPClientRequestPart.end(nil)).get()
+        return try await withTaskCancellationHandler {
+            defer { channel.close(promise: nil) }
+            return try await promise.futureResult.get()
+        } onCancel: {
+            channel.close(promise: nil)
+        }
+    }
+}
+
+/// Collects one response: status and up to 64 KiB of body.
+private final class ResponseCollector: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    private let promise: EventLoopPromise<(Int, [UInt8])>
+    private var status = 0
+    private var body: [UInt8] = []
+
+    init(promise: EventLoopPromise<(Int, [UInt8])>) {
+        self.promise = promise
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head): status = Int(head.status.code)
+        case .body(let buffer): if body.count < 65_536 { body += buffer.readableBytesView.prefix(65_536 - body.count) }
+        case .end: promise.succeed((status, body))
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        promise.fail(error)
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        promise.fail(CheckFailure("the connection closed before a complete response"))
+    }
+}

@@ -1,0 +1,35 @@
+import NIOCore
+import NIOPosix
+import WeaveDI
+
+/// Healthy when a TCP connection to host:port opens (within the check's timeout).
+struct TCPCheck: HealthCheckable {
+    let name: String
+    let host: String
+    let port: Int
+    let timeout: Duration
+    let group: any EventLoopGroup
+    let observations: Observations
+
+    func healthCheck() async -> HealthStatus {
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            let channel = try await ClientBootstrap(group: group)
+                .connectTimeout(.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+                .connect(host: host, port: port).get()
+            try? await channel.close()
+            let elapsed = clock.now - start
+            observations.record(name, value: Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds), unit: "s")
+            return .healthy
+        } catch {
+            return .unhealthy(error: CheckFailure("cannot connect to \(host):\(port): \(error)"))
+        }
+    }
+}
+
+/// A check's failure, as text for the log and (when allowed) the health body.
+struct CheckFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,76 @@
+import WeaveDI
+import WeaveHealthServer
+
+/// A validated configuration of weave-healthd.
+struct DaemonConfiguration: Sendable {
+    var listeners: [Listener]
+    var detailsPolicy: DetailsPolicy?
+    var bearerTokenFile: String?
+    var slowResolutionThreshold: Duration
+    var memoryPressureTrigger: String
+    var statusCodes: (pass: Int, warn: Int, fail: Int)
+    var checks: [CheckConfiguration]
+
+    /// The port loopback checks of the daemon itself target (the first TCP listener's).
+    var ownPort: Int? {
+        for case .tcp(_, let port) in listeners { return port }
+        return nil
+    }
+}
+
+/// One configured check.
+struct CheckConfiguration: Sendable {
+    var name: String
+    var kind: CheckKind
+    var settings: HealthCheckSettings
+}
+
+/// The built-in check types and their parameters.
+enum CheckKind: Sendable {
+    case tcp(host: String, port: Int)
+    case http(url: HTTPURL, expectedStatus: ClosedRange<Int>, bodyContains: String?)
+    case exec(command: [String], environment: [String: String])
+    case disk(path: String, warnFreePercent: Double, failFreePercent: Double, warnFreeBytes: Double?, failFreeBytes: Double?)
+    case memoryPressure(path: String, warnAvg10: Double, failAvg10: Double)
+    case file(path: String, maxAge: Duration?)
+    /// The daemon's own container: errors and slow resolutions since the last run.
+    case container
+}
+
+/// An `http://host:port/path` URL, parsed without Foundation.
+struct HTTPURL: Sendable, Equatable {
+    var host: String
+    var port: Int
+    var path: String
+
+    /// The `Host` header: the port only when it is not 80, IPv6 literals bracketed.
+    var hostHeader: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return port == 80 ? name : "\(name):\(port)"
+    }
+
+    init?(_ text: String) {
+        guard text.hasPrefix("http://") else { return nil }
+        let rest = text.dropFirst("http://".count)
+        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        path = authorityEnd == rest.endIndex ? "/" : String(rest[authorityEnd...])
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = String(authority[authority.index(after: authority.startIndex)..<close])
+            let after = authority[authority.index(after: close)...]
+            if after.isEmpty { port = 80 } else {
+                guard after.hasPrefix(":"), let value = Int(after.dropFirst()) else { return nil }
+                port = value
+            }
+        } else if let colon = authority.lastIndex(of: ":") {
+            host = String(authority[..<colon])
+            guard let value = Int(authority[authority.index(after: colon)...]) else { return nil }
+            port = value
+        } else {
+            host = String(authority)
+            port = 80
+        }
+        guard !host.isEmpty, (1...65535).contains(port) else { return nil }
+    }
+}

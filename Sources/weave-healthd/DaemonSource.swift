@@ -1,0 +1,33 @@
+import WeaveDI
+import WeaveHealthServer
+import WeavePrometheus
+
+/// The endpoints' view of the daemon: whatever runtime is current (a reload swaps it).
+final class DaemonSource: HealthSource {
+    private let current: Locked<Runtime>
+
+    init(_ runtime: Runtime) {
+        current = Locked(runtime)
+    }
+
+    var runtime: Runtime { current.withLock { $0 } }
+
+    func replace(with runtime: Runtime) {
+        current.withLock { $0 = runtime }
+    }
+
+    func healthReport() async -> HealthReport {
+        await runtime.monitor.report
+    }
+
+    func metricFamilies() async -> [MetricFamily] {
+        let runtime = self.runtime
+        return ContainerMetrics.families(runtime.container.statistics())
+            + HealthMetrics.families(await runtime.monitor.report)
+            + [runtime.perfdataFamily]
+    }
+
+    func observedValue(of check: String) async -> (value: Double, unit: String)? {
+        runtime.observations.value(of: check)
+    }
+}
