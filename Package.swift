@@ -41,6 +41,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "WeaveHealthServerTests", dependencies: ["WeaveHealthServer"]),
+        .testTarget(name: "WeaveHealthdTests", dependencies: ["weave-healthd", "WeaveDI", "WeaveHealthServer"]),
         .executableTarget(
             name: "weave-healthd",
             dependencies: [

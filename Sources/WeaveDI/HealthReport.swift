@@ -41,6 +41,19 @@ public struct HealthCheckRecord: Sendable {
     public let consecutiveFailures: Int
     public let consecutiveSuccesses: Int
     public let groups: Set<String>
+
+    public init(name: String, status: HealthStatus, lastResult: HealthStatus, changedAt: Double, checkedAt: Double,
+                lastDuration: Duration, consecutiveFailures: Int, consecutiveSuccesses: Int, groups: Set<String>) {
+        self.name = name
+        self.status = status
+        self.lastResult = lastResult
+        self.changedAt = changedAt
+        self.checkedAt = checkedAt
+        self.lastDuration = lastDuration
+        self.consecutiveFailures = consecutiveFailures
+        self.consecutiveSuccesses = consecutiveSuccesses
+        self.groups = groups
+    }
 }
 
 /// One round of checks.
@@ -49,6 +62,11 @@ public struct HealthReport: Sendable {
     public let statuses: [String: HealthStatus]
     /// Everything kept per check, by name.
     public let checks: [String: HealthCheckRecord]
+
+    public init(statuses: [String: HealthStatus], checks: [String: HealthCheckRecord]) {
+        self.statuses = statuses
+        self.checks = checks
+    }
 
     /// The worst state of all checks (healthy when there are none).
     public var aggregate: HealthState { aggregate(of: checks.values) }

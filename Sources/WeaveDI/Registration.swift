@@ -29,7 +29,7 @@ class AnyRegistration: @unchecked Sendable {
     /// Call under the container's write lock.
     func takeInstance() -> Any? { nil }
 
-    /// The shared instance, made if a synchronous factory can make it; `nil` for transient scopes.
+    /// The shared instance, resolved (made if a synchronous factory can); `nil` for transient scopes.
     func sharedInstance(in container: Container) -> Any? { nil }
 }
 
@@ -108,9 +108,9 @@ final class Registration<Value>: AnyRegistration, @unchecked Sendable {
         case .weak:
             return container.lock.withReadLock { _ in weakInstance }
         case .singleton, .cached:
-            if let held = container.lock.withReadLock({ _ in instance }) { return held }
-            if case .async = maker { return nil }
-            return try? container.produce(self)
+            if case .async = maker { return container.lock.withReadLock { _ in instance } }
+            // Through the counted, timed path: health rounds show up in the container's statistics.
+            return try? container.resolveValue(Value.self, name: key.name)
         }
     }
 

@@ -39,14 +39,22 @@ public final class HealthServer: Service, Sendable {
     }
 
     public func run() async throws {
-        let quiesce = ServerQuiescingHelper(group: group)
-        let bootstrap = makeBootstrap(quiesce)
+        // One quiescing helper per listening channel: each tracks the connections of one server channel.
+        var helpers: [ServerQuiescingHelper] = []
         var channels: [any Channel] = []
         do {
             if inherited.isEmpty {
-                for listener in router.configuration.listeners { channels.append(try await bind(bootstrap, listener)) }
+                for listener in router.configuration.listeners {
+                    let helper = ServerQuiescingHelper(group: group)
+                    helpers.append(helper)
+                    channels.append(try await bind(makeBootstrap(helper), listener))
+                }
             } else {
-                for (descriptor, _) in inherited { channels.append(try await bootstrap.withBoundSocket(descriptor).get()) }
+                for (descriptor, _) in inherited {
+                    let helper = ServerQuiescingHelper(group: group)
+                    helpers.append(helper)
+                    channels.append(try await makeBootstrap(helper).withBoundSocket(descriptor).get())
+                }
             }
         } catch {
             for channel in channels { try? await channel.close() }
@@ -60,17 +68,17 @@ public final class HealthServer: Service, Sendable {
         for continuation in waiting { continuation.resume(returning: addresses) }
         logger.info("Listening", metadata: ["addresses": "\(addresses.joined(separator: ", "))"])
 
+        let quiesce: @Sendable () -> Void = { [helpers] in for helper in helpers { helper.initiateShutdown(promise: nil) } }
         await withGracefulShutdownHandler {
             await withTaskCancellationHandler {
                 for channel in channels { try? await channel.closeFuture.get() }
             } onCancel: {
-                quiesce.initiateShutdown(promise: nil)
+                quiesce()
             }
         } onGracefulShutdown: { [router, logger] in
             router.lifecycle.markStopping()
             logger.info("Graceful shutdown: readiness fails, in-flight requests finish")
-            let promise = self.group.next().makePromise(of: Void.self)
-            quiesce.initiateShutdown(promise: promise)
+            quiesce()
         }
     }
 

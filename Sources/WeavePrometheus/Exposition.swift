@@ -31,16 +31,13 @@ public enum Exposition {
         var out: [UInt8] = []
         out.reserveCapacity(families.reduce(0) { $0 + 64 * ($1.samples.count + 2) })
         for family in families.sorted(by: { $0.name < $1.name }) {
-            let typeName = format == .prometheusText && family.kind == .info ? "gauge" : family.kind.rawValue
-            // The text format names the family as its samples are named; OpenMetrics drops the suffix.
-            var familyName = family.name
-            if format == .prometheusText && family.kind == .info { familyName += "_info" }
-            if format == .prometheusText && family.kind == .counter { familyName += "_total" }
+            // The text format names a counter family as its samples are named; OpenMetrics drops `_total`.
+            let familyName = format == .prometheusText && family.kind == .counter ? family.name + "_total" : family.name
             append(&out, "# HELP ", familyName, " ", escapeHelp(family.help), "\n")
-            append(&out, "# TYPE ", familyName, " ", typeName, "\n")
+            append(&out, "# TYPE ", familyName, " ", family.kind.rawValue, "\n")
             if format == .openMetrics, let unit = family.unit { append(&out, "# UNIT ", familyName, " ", unit, "\n") }
             for sample in family.samples {
-                append(&out, family.name, sample.suffix == "" && family.kind == .info ? "_info" : sample.suffix)
+                append(&out, family.name, sample.suffix)
                 if !sample.labels.isEmpty {
                     out.append(UInt8(ascii: "{"))
                     for (index, label) in sample.labels.enumerated() {

@@ -1,7 +1,7 @@
 /// One metric family: its name, type, help, optional unit, and samples.
 public struct MetricFamily: Sendable, Equatable {
     public enum Kind: String, Sendable {
-        case counter, gauge, histogram, info
+        case counter, gauge, histogram
     }
 
     /// One line of the exposition: the family name plus `suffix` (`_total`, `_bucket`, …), labels and a value.

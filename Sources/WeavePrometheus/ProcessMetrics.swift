@@ -67,11 +67,12 @@ public enum ProcessMetrics {
     }
 }
 
-/// `weave_build_info`: the version, and the Swift compiler that built it.
+/// `weave_build_info`: the version, and the Swift compiler that built it. A gauge of 1, as the
+/// Prometheus convention has it (promtool does not parse the OpenMetrics `info` type).
 public enum BuildInfo {
     public static func family(version: String) -> MetricFamily {
-        MetricFamily(name: "weave_build", kind: .info, help: "Build information of weave-healthd; the value is always 1.",
-                     samples: [.init(labels: [("version", version), ("swift", swiftVersion)], value: 1)])
+        .gauge("weave_build_info", "Build information of weave-healthd; the value is always 1.",
+               [([("version", version), ("swift", swiftVersion)], 1)])
     }
 
     static var swiftVersion: String {

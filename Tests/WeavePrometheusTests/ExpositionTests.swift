@@ -6,7 +6,7 @@ import WeaveDI
     private let families: [MetricFamily] = [
         .gauge("b_gauge", "A gauge.", [([("service", "x\"y\\z\nw")], 1.5)]),
         .counter("a_things", "Things\\counted\nso far.", [([("service", "s")], 3)]),
-        MetricFamily(name: "weave_build", kind: .info, help: "Build.", samples: [.init(labels: [("version", "1")], value: 1)]),
+        .gauge("weave_build_info", "Build.", [([("version", "1")], 1)]),
         .gauge("c_seconds", "Seconds.", unit: "seconds", [([], .infinity)]),
     ]
 
@@ -33,7 +33,7 @@ import WeaveDI
         let text = String(decoding: Exposition.render(families, format: .openMetrics), as: UTF8.self)
         #expect(text.contains("# TYPE a_things counter\na_things_total{service=\"s\"} 3\n"))
         #expect(text.contains("# TYPE c_seconds gauge\n# UNIT c_seconds seconds\n"))
-        #expect(text.contains("# TYPE weave_build info\nweave_build_info{version=\"1\"} 1\n"))
+        #expect(text.contains("# TYPE weave_build_info gauge\nweave_build_info{version=\"1\"} 1\n"))
         #expect(text.hasSuffix("# EOF\n"))
     }
 

@@ -32,7 +32,9 @@ struct HTTPCheck: HealthCheckable {
 
     private func fetch() async throws -> (Int, [UInt8]) {
         let promise = group.next().makePromise(of: (Int, [UInt8]).self)
-        let channel = try await ClientBootstrap(group: group)
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: group)
             .connectTimeout(.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -41,6 +43,10 @@ struct HTTPCheck: HealthCheckable {
                 }
             }
             .connect(host: url.host, port: url.port).get()
+        } catch {
+            promise.fail(error) // a promise must be completed, or NIO reports it leaked
+            throw error
+        }
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: url.hostHeader)
         headers.add(name: "User-Agent", value: "weave-healthd/\(Defaults.version)")

@@ -40,8 +40,12 @@ struct NagiosOutput: Equatable {
                 guard rest.first == "=" else { break }
                 rest = rest.dropFirst()
             } else {
-                guard let equals = rest.firstIndex(of: "=") else { break }
-                label = rest[..<equals]
+                let token = rest[..<(rest.firstIndex(of: " ") ?? rest.endIndex)]
+                guard let equals = token.firstIndex(of: "=") else {
+                    rest = rest[token.endIndex...] // not label=value: skip the word
+                    continue
+                }
+                label = token[..<equals]
                 rest = rest[rest.index(after: equals)...]
             }
             let end = rest.firstIndex(of: " ") ?? rest.endIndex

@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# Integration tests of weave-healthd against real components: curl, promtool, the Python
+# prometheus_client parser, a real Prometheus server, Debian's monitoring-plugins, signals.
+# Usage: Tests/Integration/daemon.sh PATH-TO-weave-healthd
+# Prints "ok - …"/"not ok - …" per test and ends with "N passed, M failed"; exits 1 on any failure.
+set -uo pipefail
+
+BIN=$(realpath "$1")
+HERE=$(cd "$(dirname "$0")" && pwd)
+PY=/usr/bin/python3   # Debian's, with python3-prometheus-client
+WORK=$(mktemp -d /tmp/weave-it.XXXXXX)
+PIDS=()
+passed=0
+failed=0
+
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+ok() { passed=$((passed + 1)); echo "ok - $1"; }
+not_ok() { failed=$((failed + 1)); echo "not ok - $1"; [ $# -gt 1 ] && printf '    %s\n' "$2" | head -20; }
+expect() { local description=$1; shift; if "$@" >/dev/null 2>&1; then ok "$description"; else not_ok "$description"; fi; }
+
+free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+wait_for() { # URL, seconds
+    local deadline=$((SECONDS + $2))
+    while [ $SECONDS -lt "$deadline" ]; do
+        curl -sf -o /dev/null --max-time 1 "$1" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+PORT=$(free_port)
+URL="http://127.0.0.1:$PORT"
+PLUGINS=/usr/lib/nagios/plugins
+touch "$WORK/heartbeat"
+
+write_config() { # extra checks appended from stdin
+    cat > "$WORK/config.yaml" <<YAML
+listen:
+  - address: 127.0.0.1:$PORT
+  - unix: $WORK/health.sock
+    mode: "0600"
+details: always
+slow_resolution_threshold: 10ms
+checks:
+  - name: disk-root
+    type: disk
+    path: /
+    warn_free_percent: 1
+    fail_free_percent: 0
+    interval: 1s
+    groups: [ready]
+  - name: heartbeat
+    type: file
+    path: $WORK/heartbeat
+    max_age: 1h
+    interval: 1s
+    groups: [ready]
+  - name: plugin-disk
+    type: exec
+    command: [$PLUGINS/check_disk, -w, "1%", -c, "0%", -p, /]
+    interval: 1s
+  - name: plugin-tcp
+    type: exec
+    command: [$PLUGINS/check_tcp, -H, 127.0.0.1, -p, "$PORT"]
+    interval: 1s
+  - name: plugin-procs
+    type: exec
+    command: [$PLUGINS/check_procs, -w, "100000", -c, "200000"]
+    interval: 1s
+  - name: plugin-http
+    type: exec
+    command: [$PLUGINS/check_http, -H, 127.0.0.1, -p, "$PORT", -u, /livez, -s, ok]
+    interval: 1s
+  - name: self-http
+    type: http
+    url: http://127.0.0.1:$PORT/livez
+    body_contains: ok
+    interval: 1s
+  - name: container
+    type: container
+    groups: [live]
+YAML
+    cat >> "$WORK/config.yaml"
+}
+
+# --- configuration errors ------------------------------------------------------------------
+write_config < /dev/null
+expect "--check-config accepts a good file" "$BIN" --check-config "$WORK/config.yaml"
+
+printf 'listen:\n  - address: 127.0.0.1:%s\nchecks:\n  - name: x\n    type: disk\n    colour: red\n' "$PORT" > "$WORK/unknown-key.yaml"
+out=$("$BIN" --check-config "$WORK/unknown-key.yaml" 2>&1); rc=$?
+if [ $rc -eq 78 ] && [[ "$out" == "$WORK/unknown-key.yaml:6:5: unknown key 'colour'"* ]]; then ok "unknown key: exit 78 with file:line:column"; else not_ok "unknown key: exit 78 with file:line:column" "rc=$rc $out"; fi
+
+printf 'listen: [\n  - oops: : :\n' > "$WORK/broken.yaml"
+out=$("$BIN" --config "$WORK/broken.yaml" 2>&1); rc=$?
+if [ $rc -eq 78 ] && [[ "$out" =~ ^$WORK/broken.yaml:[0-9]+:[0-9]+:\ YAML ]]; then ok "broken YAML at startup: exit 78 with file:line:column"; else not_ok "broken YAML at startup: exit 78 with file:line:column" "rc=$rc $out"; fi
+
+out=$("$BIN" --config "$WORK/missing.yaml" 2>&1); rc=$?
+if [ $rc -eq 78 ] && [[ "$out" == "$WORK/missing.yaml:1:1: cannot read the file"* ]]; then ok "missing file: exit 78"; else not_ok "missing file: exit 78" "rc=$rc $out"; fi
+
+out=$("$BIN" --bogus 2>&1); rc=$?
+if [ $rc -eq 64 ]; then ok "unknown argument: exit 64"; else not_ok "unknown argument: exit 64" "rc=$rc $out"; fi
+
+# --- a running daemon ----------------------------------------------------------------------
+"$BIN" --config "$WORK/config.yaml" 2> "$WORK/daemon.log" &
+DAEMON=$!
+PIDS+=("$DAEMON")
+if wait_for "$URL/readyz" 15; then ok "daemon becomes ready"; else not_ok "daemon becomes ready" "$(tail -5 "$WORK/daemon.log")"; fi
+sleep 2.5 # a few rounds of every check
+
+curl -s -D "$WORK/metrics.head" "$URL/metrics" -o "$WORK/metrics.txt"
+expect "/metrics is text 0.0.4" grep -qi '^content-type: text/plain; version=0.0.4; charset=utf-8' "$WORK/metrics.head"
+out=$(promtool check metrics < "$WORK/metrics.txt" 2>&1); rc=$?
+if [ $rc -eq 0 ] && [ -z "$out" ]; then ok "promtool check metrics: text format clean"; else not_ok "promtool check metrics: text format clean" "$out"; fi
+curl -s -H 'Accept: application/openmetrics-text; version=1.0.0' -D "$WORK/om.head" "$URL/metrics" -o "$WORK/metrics.om"
+expect "/metrics negotiates OpenMetrics" grep -qi '^content-type: application/openmetrics-text; version=1.0.0' "$WORK/om.head"
+expect "OpenMetrics ends with # EOF" bash -c "tail -1 '$WORK/metrics.om' | grep -qx '# EOF'"
+# promtool 2.42 (Debian 12) lints with the text-format parser, which reads an OpenMetrics counter's
+# `<name>_total` samples as a family without HELP (OpenMetrics puts HELP on `<name>`). Those lines,
+# and only those, are expected; any parse error or other finding fails.
+out=$(promtool check metrics < "$WORK/metrics.om" 2>&1)
+unexpected=$(printf '%s\n' "$out" | while read -r name rest; do
+    [ -z "$name" ] && continue
+    if [ "$rest" = "no help text" ] && [[ "$name" == *_total ]] && grep -q "^# TYPE ${name%_total} counter$" "$WORK/metrics.om"; then continue; fi
+    echo "$name $rest"
+done)
+if [ -z "$unexpected" ] && ! grep -q "error" <<< "$out"; then ok "promtool check metrics: OpenMetrics clean (but for counter HELP naming)"; else not_ok "promtool check metrics: OpenMetrics clean" "$unexpected"; fi
+expect "prometheus_client parses the text format" "$PY" "$HERE/parse_exposition.py" text "$WORK/metrics.txt"
+expect "prometheus_client parses OpenMetrics" "$PY" "$HERE/parse_exposition.py" openmetrics "$WORK/metrics.om"
+expect "health state set is exported" grep -q '^weave_health_status{service="heartbeat",state="healthy"} 1$' "$WORK/metrics.txt"
+expect "the daemon's own resolves are exported" grep -q '^weave_resolutions_total{service="heartbeat (HealthCheckable)"}' "$WORK/metrics.txt"
+expect "plugin perfdata becomes gauges in base units" grep -qE '^weave_check_perfdata\{check="plugin-disk",label="/"\} [0-9]' "$WORK/metrics.txt"
+expect "process metrics are exported" grep -q '^process_resident_memory_bytes ' "$WORK/metrics.txt"
+curl -s "$URL/metrics" -o "$WORK/metrics2.txt"
+expect "output is sorted and stable between scrapes" bash -c "diff <(grep -o '^[a-z_]*' '$WORK/metrics.txt' | uniq) <(grep -o '^[a-z_]*' '$WORK/metrics2.txt' | uniq)"
+curl -s -H 'Accept-Encoding: gzip' -D "$WORK/gz.head" "$URL/metrics" -o "$WORK/metrics.gz"
+expect "gzip when Accept-Encoding allows it" bash -c "grep -qi '^content-encoding: gzip' '$WORK/gz.head' && gunzip -c '$WORK/metrics.gz' | grep -q '^weave_build_info'"
+
+curl -s -D "$WORK/health.head" "$URL/health" -o "$WORK/health.json"
+expect "/health is 200 health+json, no-store" bash -c "grep -q '^HTTP/1.1 200' '$WORK/health.head' && grep -qi '^content-type: application/health+json' '$WORK/health.head' && grep -qi '^cache-control: no-store' '$WORK/health.head'"
+expect "/health body is IETF-shaped JSON" "$PY" -c "
+import json, sys
+doc = json.load(open('$WORK/health.json'))
+assert doc['status'] == 'pass', doc
+entry = doc['checks']['disk-root:status'][0]
+assert entry['status'] == 'pass' and 'time' in entry and entry['observedUnit'] == '%', entry
+"
+expect "/livez answers ok" bash -c "[ \"\$(curl -s '$URL/livez')\" = ok ]"
+expect "/readyz?verbose lists the ready checks" bash -c "curl -s '$URL/readyz?verbose' | grep -qx '\[+\]heartbeat ok'"
+expect "/readyz/<name> reads one check" bash -c "[ \"\$(curl -s '$URL/readyz/disk-root')\" = ok ]"
+expect "/readyz/<unknown> is 404" bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' '$URL/readyz/nope')\" = 404 ]"
+expect "unknown path is 404" bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' '$URL/nope')\" = 404 ]"
+expect "POST is 405 with Allow" bash -c "curl -s -X POST -D - -o /dev/null '$URL/health' | grep -q '^HTTP/1.1 405' && curl -s -X POST -D - -o /dev/null '$URL/health' | grep -qi '^allow: GET, HEAD'"
+expect "HEAD has no body" bash -c "[ \"\$(curl -s -I '$URL/livez' | grep -ci '^content-length: 3')\" = 1 ]"
+expect "landing page lists the endpoints" bash -c "curl -s '$URL/' | grep -q 'href=\"/metrics\"'"
+expect "the Unix socket serves too" bash -c "[ \"\$(curl -s --unix-socket '$WORK/health.sock' http://x/livez)\" = ok ]"
+
+# --- malformed HTTP --------------------------------------------------------------------------
+sent=$("$PY" "$HERE/malformed_http.py" 127.0.0.1 "$PORT" 1000 42)
+if [ "$sent" = 1000 ] && [ "$(curl -s --max-time 2 "$URL/livez")" = ok ]; then ok "1,000 malformed requests, then /livez still ok"; else not_ok "1,000 malformed requests, then /livez still ok" "sent=$sent"; fi
+
+# --- failing checks and reloads ----------------------------------------------------------------
+write_config <<YAML
+  - name: missing-file
+    type: file
+    path: $WORK/does-not-exist
+    interval: 1s
+YAML
+kill -HUP "$DAEMON"
+for _ in $(seq 50); do curl -s "$URL/metrics" | grep -q 'service="missing-file",state="unhealthy"} 1' && break; sleep 0.1; done
+expect "SIGHUP loads a new check" bash -c "curl -s '$URL/metrics' | grep -q 'service=\"missing-file\",state=\"unhealthy\"} 1'"
+expect "a failing check makes /health 503 with fail" bash -c "[ \"\$(curl -s -o '$WORK/h.json' -w '%{http_code}' '$URL/health')\" = 503 ] && grep -q '\"status\":\"fail\"' '$WORK/h.json'"
+expect "readiness ignores checks outside its group" bash -c "[ \"\$(curl -s '$URL/readyz')\" = ok ]"
+printf 'checks: [\n' > "$WORK/config.yaml"
+kill -HUP "$DAEMON"
+sleep 1
+expect "SIGHUP with a broken file is logged and rejected" grep -q "Configuration rejected" "$WORK/daemon.log"
+expect "after a rejected reload the old configuration still serves" bash -c "curl -s '$URL/metrics' | grep -q 'service=\"missing-file\"'"
+rm -f "$WORK/config.yaml"; write_config < /dev/null
+
+# --- a real Prometheus scrapes it ----------------------------------------------------------------
+PROM_PORT=$(free_port)
+cat > "$WORK/prometheus.yml" <<YAML
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: weave
+    static_configs:
+      - targets: ["127.0.0.1:$PORT"]
+YAML
+prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+    --web.listen-address="127.0.0.1:$PROM_PORT" > "$WORK/prometheus.log" 2>&1 &
+PIDS+=("$!")
+scraped=no
+for _ in $(seq 150); do
+    if curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query?query=up%7Bjob%3D%22weave%22%7D%3D%3D1" | grep -q '"value"' &&
+       curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query?query=weave_health_status" | grep -q '"service":"disk-root"'; then
+        scraped=yes; break
+    fi
+    sleep 0.2
+done
+if [ $scraped = yes ]; then ok "Prometheus scrapes it: up == 1 and weave_health_status"; else not_ok "Prometheus scrapes it: up == 1 and weave_health_status" "$(tail -3 "$WORK/prometheus.log")"; fi
+
+# --- graceful shutdown -----------------------------------------------------------------------
+start=$(date +%s%N)
+kill -TERM "$DAEMON"
+wait "$DAEMON"; rc=$?
+elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+if [ $rc -eq 0 ] && [ $elapsed -lt 2000 ]; then ok "SIGTERM: exit 0 in ${elapsed} ms"; else not_ok "SIGTERM: exit 0 within 2 s" "rc=$rc elapsed=${elapsed}ms"; grep -v '^$' "$WORK/daemon.log" | grep -v 'weave.health:' | tail -60; fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,116 @@
+import Testing
+import WeaveDI
+import WeavePrometheus
+@testable import WeaveHealthServer
+
+private struct StaticSource: HealthSource {
+    let report: HealthReport
+    func healthReport() async -> HealthReport { report }
+    func metricFamilies() async -> [MetricFamily] { [.counter("weave_test", "A test counter.", [([], 1)])] }
+    func observedValue(of check: String) async -> (value: Double, unit: String)? { check == "disk" ? (12.5, "%") : nil }
+}
+
+private struct Broken: Error, CustomStringConvertible { var description: String { "secret reason" } }
+
+@Suite struct HealthRouterTests {
+    private func router(_ statuses: [String: (HealthStatus, Set<String>)], policy: DetailsPolicy = .never, token: String? = nil,
+                        started: Bool = true, stopping: Bool = false) -> HealthRouter {
+        var records: [String: HealthCheckRecord] = [:]
+        for (name, (status, groups)) in statuses {
+            records[name] = HealthCheckRecord(name: name, status: status, lastResult: status, changedAt: 0, checkedAt: 1_800_000_000,
+                                              lastDuration: .milliseconds(2), consecutiveFailures: 0, consecutiveSuccesses: 1,
+                                              groups: groups)
+        }
+        let lifecycle = ServerLifecycle()
+        if started { lifecycle.markStarted() }
+        if stopping { lifecycle.markStopping() }
+        return HealthRouter(
+            configuration: HealthServerConfiguration(listeners: [.tcp(host: "0.0.0.0", port: 1)], detailsPolicy: policy, bearerToken: token),
+            source: StaticSource(report: HealthReport(statuses: records.mapValues(\.status), checks: records)), lifecycle: lifecycle)
+    }
+
+    private func body(_ response: HealthResponse) -> String { String(decoding: response.body, as: UTF8.self) }
+
+    @Test func healthMapsStatesAndWithholdsReasonsByDefault() async {
+        let router = router(["disk": (.degraded(reason: "3% free"), []), "db": (.unhealthy(error: Broken()), [])])
+        let response = await router.handle(HealthRequest(method: "GET", uri: "/health"))
+        #expect(response.status == 503)
+        let text = body(response)
+        #expect(text.contains("\"status\":\"fail\""))
+        #expect(text.contains("\"disk:status\":[{\"componentId\":\"disk\",\"status\":\"warn\",\"time\":\"2027-01-15T08:00:00.000Z\",\"observedValue\":12.5,\"observedUnit\":\"%\"}]"))
+        #expect(!text.contains("secret reason"))
+        #expect(response.headers.contains { $0 == ("Content-Type", "application/health+json") })
+        #expect(response.headers.contains { $0 == ("Cache-Control", "no-store") })
+    }
+
+    @Test func bearerTokenUnlocksDetails() async {
+        let router = router(["db": (.unhealthy(error: Broken()), [])], policy: .whenAuthorized, token: "s3cret")
+        let denied = await router.handle(HealthRequest(method: "GET", uri: "/health", headers: [("Authorization", "Bearer wrong")]))
+        #expect(!body(denied).contains("secret reason"))
+        let allowed = await router.handle(HealthRequest(method: "GET", uri: "/health", headers: [("authorization", "Bearer s3cret")]))
+        #expect(body(allowed).contains("\"output\":\"secret reason\""))
+    }
+
+    @Test func warnIsStill200() async {
+        let response = await router(["disk": (.degraded(reason: "low"), [])]).handle(HealthRequest(method: "GET", uri: "/health"))
+        #expect(response.status == 200)
+        #expect(body(response).hasPrefix("{\"status\":\"warn\""))
+    }
+
+    @Test func livenessIgnoresDownstreamChecks() async {
+        let router = router(["upstream": (.unhealthy(error: Broken()), [HealthCheckSettings.ready])])
+        let live = await router.handle(HealthRequest(method: "GET", uri: "/livez"))
+        #expect(live.status == 200 && body(live) == "ok\n")
+        let ready = await router.handle(HealthRequest(method: "GET", uri: "/readyz?verbose"))
+        #expect(ready.status == 503)
+        #expect(body(ready).contains("[-]upstream failed\n"))
+        let excluded = await router.handle(HealthRequest(method: "GET", uri: "/readyz?exclude=upstream"))
+        #expect(excluded.status == 200)
+    }
+
+    @Test func readinessFailsFirstDuringShutdownAndBeforeStartup() async {
+        let stopping = await router([:], stopping: true).handle(HealthRequest(method: "GET", uri: "/readyz?verbose"))
+        #expect(stopping.status == 503 && body(stopping).contains("[-]shutdown failed"))
+        let live = await router([:], stopping: true).handle(HealthRequest(method: "GET", uri: "/livez"))
+        #expect(live.status == 200)
+        let early = await router([:], started: false).handle(HealthRequest(method: "GET", uri: "/readyz"))
+        #expect(early.status == 503 && body(early).contains("[-]startup failed"))
+    }
+
+    @Test func singleCheckUnknownPathsAndMethods() async {
+        let router = router(["disk": (.healthy, [])])
+        #expect(await router.handle(HealthRequest(method: "GET", uri: "/readyz/disk")).status == 200)
+        #expect(await router.handle(HealthRequest(method: "GET", uri: "/readyz/nope")).status == 404)
+        #expect(await router.handle(HealthRequest(method: "GET", uri: "/nope")).status == 404)
+        let post = await router.handle(HealthRequest(method: "POST", uri: "/metrics"))
+        #expect(post.status == 405)
+        #expect(post.headers.contains { $0 == ("Allow", "GET, HEAD") })
+        let head = await router.handle(HealthRequest(method: "HEAD", uri: "/livez"))
+        #expect(head.body.isEmpty && head.headers.contains { $0 == ("Content-Length", "3") })
+    }
+
+    @Test func metricsNegotiateAndIncludeProcessAndBuildInfo() async {
+        let router = router([:])
+        let text = await router.handle(HealthRequest(method: "GET", uri: "/metrics"))
+        #expect(text.headers.contains { $0 == ("Content-Type", "text/plain; version=0.0.4; charset=utf-8") })
+        #expect(body(text).contains("weave_test_total 1\n") && body(text).contains("weave_build_info{"))
+        let openMetrics = await router.handle(HealthRequest(method: "GET", uri: "/metrics",
+                                                            headers: [("Accept", "application/openmetrics-text; version=1.0.0")]))
+        #expect(body(openMetrics).hasSuffix("# EOF\n"))
+    }
+
+    @Test func landingPageEscapesNames() async {
+        let page = await router(["<script>": (.healthy, [])]).handle(HealthRequest(method: "GET", uri: "/"))
+        #expect(body(page).contains("&lt;script&gt;") && !body(page).contains("<td><script>"))
+    }
+
+    @Test func requestParsing() {
+        let request = HealthRequest(method: "GET", uri: "/readyz/a%20b?verbose&exclude=x,y&exclude=z")
+        #expect(request.path == "/readyz/a b")
+        #expect(request.has("verbose"))
+        #expect(request.values("exclude") == ["x", "y", "z"])
+        #expect(ConstantTime.equal(Array("abc".utf8), Array("abc".utf8)))
+        #expect(!ConstantTime.equal(Array("abc".utf8), Array("abd".utf8)))
+        #expect(!ConstantTime.equal(Array("abc".utf8), Array("abcd".utf8)))
+    }
+}

@@ -1,0 +1,105 @@
+import Testing
+import WeaveDI
+import WeaveHealthServer
+@testable import weave_healthd
+
+@Suite struct ConfigurationTests {
+    private func parse(_ text: String) throws(ConfigurationError) -> DaemonConfiguration {
+        try ConfigurationLoader(file: "test.yaml", text: text).parse()
+    }
+
+    @Test func embeddedDefaultIsValid() throws {
+        let configuration = try parse(Defaults.configuration)
+        #expect(configuration.listeners == [.tcp(host: "127.0.0.1", port: 9096)])
+        #expect(configuration.checks.map(\.name) == ["memory-pressure", "disk-root", "container", "self-port"])
+        #expect(configuration.checks[2].settings.groups == ["live"])
+    }
+
+    @Test func fullConfiguration() throws {
+        let configuration = try parse("""
+            listen:
+              - address: "[::1]:9200"
+              - unix: /run/weave/health.sock
+                mode: "0640"
+            details: when-authorized
+            bearer_token_file: /etc/weave/token
+            slow_resolution_threshold: 250us
+            memory_pressure:
+              trigger: some 100000 2000000
+            status_codes: {pass: 200, warn: 299, fail: 500}
+            checks:
+              - name: web
+                type: http
+                url: http://localhost:8080/healthz
+                expect_status: 200-204
+                body_contains: ok
+                interval: 2s
+                timeout: 500ms
+                failures_before_unhealthy: 3
+                successes_before_healthy: 2
+                groups: [ready, edge]
+              - name: disk
+                type: exec
+                command: /usr/lib/nagios/plugins/check_disk -w 10% -c 5% -p /
+            """)
+        #expect(configuration.listeners == [.tcp(host: "::1", port: 9200), .unix(path: "/run/weave/health.sock", mode: 0o640)])
+        #expect(configuration.detailsPolicy == .whenAuthorized)
+        #expect(configuration.slowResolutionThreshold == .microseconds(250))
+        #expect(configuration.statusCodes == (200, 299, 500))
+        let web = configuration.checks[0]
+        #expect(web.settings == HealthCheckSettings(interval: .seconds(2), timeout: .milliseconds(500), failuresBeforeUnhealthy: 3,
+                                                     successesBeforeHealthy: 2, groups: ["ready", "edge"]))
+        guard case .http(let url, let expected, let body) = web.kind else { Issue.record("not http"); return }
+        #expect(url == HTTPURL("http://localhost:8080/healthz") && url.hostHeader == "localhost:8080")
+        #expect(expected == 200...204 && body == "ok")
+        guard case .exec(let command, _) = configuration.checks[1].kind else { Issue.record("not exec"); return }
+        #expect(command == ["/usr/lib/nagios/plugins/check_disk", "-w", "10%", "-c", "5%", "-p", "/"])
+    }
+
+    @Test(arguments: [
+        ("checks:\n  - name: a\n    type: disk\n    colour: red\n", "test.yaml:4:5: unknown key 'colour'"),
+        ("checks:\n  - name: a\n    type: dsk\n", "test.yaml:3:11: unknown check type 'dsk'"),
+        ("checks:\n  - name: a\n    type: disk\n    interval: soon\n", "test.yaml:4:15: expected a positive duration"),
+        ("listen:\n  - address: localhost\n", "test.yaml:2:14: address must be host:port"),
+        ("details: sometimes\n", "test.yaml:1:10: details must be one of"),
+        ("checks:\n  - name: a\n    type: http\n    url: https://x/\n", "test.yaml:4:10: https is not supported"),
+        ("checks:\n  - name: a\n    type: exec\n    command: check_disk\n", "test.yaml:4:14: command must start with an absolute path"),
+        ("checks:\n  - {name: a, type: disk}\n  - {name: a, type: disk}\n", "test.yaml:3:5: a check named 'a' already exists"),
+        ("checks: [\n", "test.yaml:2:1: YAML"),
+        ("", "test.yaml:1:1: the configuration is empty"),
+    ])
+    func errorsArePositioned(text: String, expected: String) {
+        do {
+            _ = try parse(text)
+            Issue.record("accepted: \(text)")
+        } catch {
+            #expect(error.description.hasPrefix(expected), "\(error)")
+        }
+    }
+
+    @Test func durationsAndURLs() {
+        #expect(ConfigurationLoader.parseDuration("1.5s") == .milliseconds(1_500))
+        #expect(ConfigurationLoader.parseDuration("2m") == .seconds(120))
+        #expect(ConfigurationLoader.parseDuration("3") == .seconds(3))
+        #expect(ConfigurationLoader.parseDuration("x") == nil)
+        #expect(HTTPURL("http://[::1]:8080/a")?.hostHeader == "[::1]:8080")
+        #expect(HTTPURL("http://example:80")?.hostHeader == "example")
+        #expect(HTTPURL("http://:80/") == nil)
+        #expect(ConfigurationLoader.parseAddress(":9000") == nil)
+    }
+}
+
+@Suite struct NagiosOutputTests {
+    @Test func firstLineIsTheReasonAndPerfdataIsConverted() {
+        let output = NagiosOutput("DISK OK - free space: / 3326 MB (56%); | /=2643MB;5948;5958;0;5968 'time taken'=12ms;;; load=80% c=5c\nlong output\n")
+        #expect(output.text == "DISK OK - free space: / 3326 MB (56%);")
+        #expect(output.perfdata.map(\.label) == ["/", "time taken", "load", "c"])
+        #expect(output.perfdata.map(\.value) == [2_643_000_000, 0.012, 0.8, 5])
+    }
+
+    @Test func malformedPerfdataIsSkipped() {
+        #expect(NagiosOutput("OK | garbage 'unterminated=1").perfdata.isEmpty)
+        #expect(NagiosOutput("OK | a=1parsec b=2").perfdata.map(\.label) == ["b"])
+        #expect(NagiosOutput("").text == "")
+    }
+}
