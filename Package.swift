@@ -32,6 +32,7 @@ let package = Package(
             name: "WeaveHealthServer",
             dependencies: [
                 "WeaveDI", "WeavePrometheus",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -46,6 +47,7 @@ let package = Package(
             name: "weave-healthd",
             dependencies: [
                 "WeaveDI", "WeavePrometheus", "WeaveHealthServer",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -15,6 +15,7 @@ let package = Package(
             name: "WeaveBenchmarks",
             dependencies: [
                 .product(name: "WeaveDI", package: "WeaveDI"),
+                .product(name: "WeavePrometheus", package: "WeaveDI"),
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "Dependencies", package: "swift-dependencies"),
             ]

@@ -88,7 +88,7 @@ enum Hooks {
             case .slowResolution(let service, let seconds, let threshold):
                 DILog.log(.warnings, .warning, "Slow resolution of \(service): \(seconds * 1000) ms (threshold \(threshold))",
                           metadata: ["service": "\(service)", "duration_seconds": "\(seconds)",
-                                     "threshold_seconds": "\(Double(threshold.components.attoseconds) / 1e18 + Double(threshold.components.seconds))"])
+                                     "threshold_seconds": "\(threshold.totalSeconds)"])
                 for handler in handlers.withLock({ Array($0.slow.values) }) { handler(service, seconds) }
             case .resolutionError(let service, let error):
                 for handler in handlers.withLock({ Array($0.error.values) }) { handler(service, error) }

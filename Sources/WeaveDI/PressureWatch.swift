@@ -141,7 +141,7 @@ final class WatchLoop: @unchecked Sendable {
         case .priority(let fd, _): fds.append(pollfd(fd: fd, events: Int16(POLLPRI), revents: 0))
         case .readable(let fd): fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
         case .polling(_, let interval, _):
-            timeout = Int32(clamping: interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
+            timeout = Int32(clamping: interval.totalNanoseconds / 1_000_000)
         }
         while true {
             let ready = poll(&fds, nfds_t(fds.count), timeout)

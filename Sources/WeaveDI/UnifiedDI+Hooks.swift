@@ -3,11 +3,7 @@ extension UnifiedDI {
     /// logged at warning level. Default 10 ms. Applies to every container.
     public static var slowResolutionThreshold: Duration {
         get { .nanoseconds(Int64(Hooks.thresholdNanos.load(ordering: .relaxed))) }
-        set {
-            let (seconds, attoseconds) = newValue.components
-            let nanos = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
-            Hooks.thresholdNanos.store(UInt64(nanos), ordering: .relaxed)
-        }
+        set { Hooks.thresholdNanos.store(UInt64(max(0, newValue.totalNanoseconds)), ordering: .relaxed) }
     }
 
     /// Calls `handler` with the service name and the duration in seconds of every resolve slower

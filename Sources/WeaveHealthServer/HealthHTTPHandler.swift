@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import WeaveDI
 
 /// One connection's HTTP/1.1 handler: collects a request within the limits, asks the router, writes
 /// the answer. Malformed input never reaches it (the decoder's error handler answers 400 and closes).
@@ -61,8 +62,7 @@ final class HealthHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         if head != nil && requestTimer == nil {
             let timeout = router.configuration.requestTimeout
             let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            requestTimer = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000
-                                                                            + timeout.components.attoseconds / 1_000_000_000)) {
+            requestTimer = context.eventLoop.scheduleTask(in: .nanoseconds(timeout.totalNanoseconds)) {
                 loopBound.value.close(promise: nil)
             }
         }

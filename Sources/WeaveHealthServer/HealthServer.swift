@@ -96,8 +96,7 @@ public final class HealthServer: Service, Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(IdleStateHandler(readTimeout: .nanoseconds(
-                        Int64(idle.components.seconds) * 1_000_000_000 + idle.components.attoseconds / 1_000_000_000)))
+                    try sync.addHandler(IdleStateHandler(readTimeout: .nanoseconds(idle.totalNanoseconds)))
                     try sync.configureHTTPServerPipeline(withErrorHandling: true)
                     try sync.addHandler(HTTPResponseCompressor())
                     try sync.addHandler(HealthHTTPHandler(router: router))

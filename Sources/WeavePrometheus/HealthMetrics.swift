@@ -11,15 +11,11 @@ public enum HealthMetrics {
             for state in HealthState.allCases {
                 states.append(([("service", name), ("state", state.rawValue)], record.status.state == state ? 1 : 0))
             }
-            durations.append(([("service", name)], seconds(record.lastDuration)))
+            durations.append(([("service", name)], record.lastDuration.totalSeconds))
         }
         return [
             .gauge("weave_health_status", "Health of each check as a state set: 1 for its current state, 0 for the others.", states),
             .gauge("weave_health_check_duration_seconds", "How long the last run of each check took.", unit: "seconds", durations),
         ]
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

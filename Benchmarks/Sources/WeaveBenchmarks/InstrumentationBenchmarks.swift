@@ -1,5 +1,6 @@
 import Foundation
 import WeaveDI
+import WeavePrometheus
 
 /// Issue 3's figures: the cost of instrumentation, snapshots under load, and a large health round.
 enum InstrumentationBenchmarks {
@@ -18,14 +19,58 @@ enum InstrumentationBenchmarks {
         return (container, samples.sorted()[samples.count / 2])
     }
 
+    /// Median time and body size of rendering `/metrics` (text format) for a container with `keys`
+    /// resolved services and as many health checks, as the daemon's scrape does.
+    static func render(keys: Int) -> (millis: Double, bytes: Int, series: Int) {
+        let (container, _) = snapshotMillis(keys: keys)
+        let report = healthReport(checks: keys)
+        var bytes = 0
+        var samples: [Double] = []
+        for _ in 0..<31 {
+            let took = Harness.elapsed {
+                let families = ContainerMetrics.families(container.statistics()) + HealthMetrics.families(report)
+                bytes = Exposition.render(families, format: .prometheusText).count
+            }
+            samples.append(Harness.nanos(took) / 1e6)
+        }
+        let families = ContainerMetrics.families(container.statistics()) + HealthMetrics.families(report)
+        return (samples.sorted()[samples.count / 2], bytes, families.reduce(0) { $0 + $1.samples.count })
+    }
+
+    static func healthReport(checks: Int) -> HealthReport {
+        var records: [String: HealthCheckRecord] = [:]
+        for index in 0..<checks {
+            let name = "check-\(index)"
+            records[name] = HealthCheckRecord(name: name, status: .healthy, lastResult: .healthy, changedAt: 0, checkedAt: 0,
+                                              lastDuration: .microseconds(index), consecutiveFailures: 0, consecutiveSuccesses: 1,
+                                              groups: [])
+        }
+        return HealthReport(statuses: records.mapValues(\.status), checks: records)
+    }
+
+    /// p50/p99.9/max of single resolves on one thread while another renders `/metrics` of 1,000
+    /// services in a loop (a scraper that never stops).
+    static func resolveLatencyDuringRendering(_ container: WeaveDI.Container) -> (p50: Double, p999: Double, max: Double, snapshots: Int) {
+        let report = healthReport(checks: 1_000)
+        return resolveLatency(container) {
+            blackHole(Exposition.render(ContainerMetrics.families(container.statistics()) + HealthMetrics.families(report),
+                                        format: .prometheusText))
+        }
+    }
+
     /// p50/p99.9/max of single resolves on one thread while another takes snapshots in a loop.
-    static func resolveLatencyDuringSnapshots(_ container: WeaveDI.Container, resolves: Int = 2_000_000) -> (p50: Double, p999: Double, max: Double, snapshots: Int) {
+    static func resolveLatencyDuringSnapshots(_ container: WeaveDI.Container) -> (p50: Double, p999: Double, max: Double, snapshots: Int) {
+        resolveLatency(container) { blackHole(container.statistics()) }
+    }
+
+    private static func resolveLatency(_ container: WeaveDI.Container, resolves: Int = 2_000_000,
+                                       load: @escaping @Sendable () -> Void) -> (p50: Double, p999: Double, max: Double, snapshots: Int) {
         container.register(Service.self, scope: .singleton) { Service() }
         let stop = Guarded(false)
         let snapshots = Guarded(0)
         let snapshotter = Thread {
             while !stop.withLock({ $0 }) {
-                blackHole(container.statistics())
+                load()
                 snapshots.withLock { $0 += 1 }
             }
         }

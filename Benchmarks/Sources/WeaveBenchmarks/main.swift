@@ -123,4 +123,15 @@ print("- singleton resolves on one thread while another thread takes snapshots i
       "p50 \(format(latency.p50)) ns, p99.9 \(format(latency.p999)) ns, max \(format(latency.max / 1000)) µs (each timed with two clock reads)")
 let round = await InstrumentationBenchmarks.healthRound(count: 1_000, hanging: 10, timeout: .milliseconds(500))
 print("- health round of 1,000 checks, 10 hanging forever, timeout 500 ms: \(String(format: "%.1f", round)) ms (\(String(format: "%.1f", round - 500)) ms over the timeout)")
+let scraping = InstrumentationBenchmarks.resolveLatencyDuringRendering(snapshotContainer)
+print("- singleton resolves on one thread while another renders /metrics of 1,000 services in a loop (\(scraping.snapshots) renders): " +
+      "p50 \(format(scraping.p50)) ns, p99.9 \(format(scraping.p999)) ns, max \(format(scraping.max / 1000)) µs")
+
+print("\n### /metrics render cost by number of services (text format; each service also has a health check)\n")
+print("| services | series | render ms (median of 31) | body bytes |")
+print("|---:|---:|---:|---:|")
+for keys in [10, 100, 1_000] {
+    let result = InstrumentationBenchmarks.render(keys: keys)
+    print("| \(keys) | \(result.series) | \(String(format: "%.3f", result.millis)) | \(result.bytes) |")
+}
 slowHandler.cancel()

@@ -35,7 +35,7 @@ struct HTTPCheck: HealthCheckable {
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: group)
-            .connectTimeout(.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+            .connectTimeout(.nanoseconds(timeout.totalNanoseconds))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()

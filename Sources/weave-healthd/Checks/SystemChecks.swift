@@ -75,7 +75,7 @@ struct FileCheck: HealthCheckable {
         let age = WallClock.now() - (Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
         observations.record(name, value: (age * 10).rounded() / 10, unit: "s")
         if let maxAge {
-            let limit = Double(maxAge.components.seconds) + Double(maxAge.components.attoseconds) / 1e18
+            let limit = maxAge.totalSeconds
             if age > limit { return .unhealthy(error: CheckFailure("\(path) is \(Int(age)) s old, more than \(Int(limit)) s")) }
         }
         return .healthy

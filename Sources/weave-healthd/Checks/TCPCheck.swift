@@ -16,11 +16,11 @@ struct TCPCheck: HealthCheckable {
         let start = clock.now
         do {
             let channel = try await ClientBootstrap(group: group)
-                .connectTimeout(.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+                .connectTimeout(.nanoseconds(timeout.totalNanoseconds))
                 .connect(host: host, port: port).get()
             try? await channel.close()
             let elapsed = clock.now - start
-            observations.record(name, value: Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds), unit: "s")
+            observations.record(name, value: elapsed.totalSeconds, unit: "s")
             return .healthy
         } catch {
             return .unhealthy(error: CheckFailure("cannot connect to \(host):\(port): \(error)"))

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""weave-healthd as a process: startup time, idle RSS beside prometheus-node-exporter, and /metrics
+scrape time with 1,000 configured checks. Prints Markdown.
+
+Usage: daemon_bench.py PATH-TO-weave-healthd (release build)
+Every process it starts listens on 127.0.0.1 and is stopped by the script.
+"""
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+BIN = sys.argv[1]
+WORK = tempfile.mkdtemp(prefix="weave-bench.")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_config(port, checks):
+    path = os.path.join(WORK, f"config-{port}.yaml")
+    heartbeat = os.path.join(WORK, "heartbeat")
+    open(heartbeat, "w").close()
+    lines = ["listen:", f"  - address: 127.0.0.1:{port}", "checks:"]
+    for index in range(checks):
+        lines += [f"  - name: file-{index}", "    type: file", f"    path: {heartbeat}", "    interval: 1h"]
+    with open(path, "w") as handle:
+        handle.write("\n".join(lines) + "\n" if checks else "\n".join(lines[:2]) + "\n")
+    return path
+
+
+def wait_listening(port, deadline):
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.05):
+                return True
+        except OSError:
+            time.sleep(0.0005)
+    return False
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def stop(process):
+    process.terminate()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def startup_ms(runs=15):
+    samples = []
+    for _ in range(runs):
+        port = free_port()
+        config = write_config(port, 0)
+        start = time.monotonic()
+        process = subprocess.Popen([BIN, "--config", config], stderr=subprocess.DEVNULL)
+        ok = wait_listening(port, start + 5)
+        samples.append((time.monotonic() - start) * 1000 if ok else float("inf"))
+        stop(process)
+    return statistics.median(samples)
+
+
+def idle_rss(command, port, path="/metrics"):
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_listening(port, time.monotonic() + 10)
+        urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5).read()
+        time.sleep(5)
+        return rss_kib(process.pid)
+    finally:
+        stop(process)
+
+
+def scrape(port, runs=50):
+    times = []
+    size = 0
+    for _ in range(runs):
+        start = time.monotonic()
+        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read()
+        times.append((time.monotonic() - start) * 1000)
+        size = len(body)
+    return statistics.median(times), size
+
+
+try:
+    print("### weave-healthd as a process\n")
+    print(f"- startup, exec to the listener accepting connections: median {startup_ms():.1f} ms (15 runs)")
+    port = free_port()
+    weave_rss = idle_rss([BIN, "--config", write_config(port, 4)], port)
+    node_exporter = shutil.which("prometheus-node-exporter")
+    if node_exporter:
+        node_port = free_port()
+        node_rss = idle_rss([node_exporter, f"--web.listen-address=127.0.0.1:{node_port}"], node_port)
+        print(f"- idle RSS after one scrape and 5 s: weave-healthd {weave_rss / 1024:.1f} MiB, "
+              f"prometheus-node-exporter {node_rss / 1024:.1f} MiB (ratio {weave_rss / node_rss:.2f})")
+    else:
+        print(f"- idle RSS after one scrape and 5 s: weave-healthd {weave_rss / 1024:.1f} MiB (prometheus-node-exporter not installed)")
+    port = free_port()
+    process = subprocess.Popen([BIN, "--config", write_config(port, 1000)], stderr=subprocess.DEVNULL)
+    try:
+        wait_listening(port, time.monotonic() + 30)
+        time.sleep(2)
+        millis, size = scrape(port)
+        print(f"- GET /metrics with 1,000 checks registered in the daemon's container: median {millis:.2f} ms over loopback, {size} bytes")
+    finally:
+        stop(process)
+finally:
+    shutil.rmtree(WORK, ignore_errors=True)
