@@ -50,9 +50,9 @@ public enum ContainerMetrics {
     static func histogram(_ histogram: LatencyHistogram, labels: [(String, String)]) -> [MetricFamily.Sample] {
         let cumulative = histogram.cumulativeCounts
         var samples: [MetricFamily.Sample] = []
+        samples.reserveCapacity(cumulative.count + 2)
         for (index, count) in cumulative.enumerated() {
-            let bound = index < LatencyHistogram.bounds.count ? Exposition.formatBound(LatencyHistogram.bounds[index]) : "+Inf"
-            samples.append(.init(suffix: "_bucket", labels: labels + [("le", bound)], value: Double(count)))
+            samples.append(.init(suffix: "_bucket", labels: labels + [("le", boundLabels[index])], value: Double(count)))
         }
         samples.append(.init(suffix: "_sum", labels: labels, value: histogram.sumSeconds))
         samples.append(.init(suffix: "_count", labels: labels, value: Double(histogram.count)))
@@ -60,9 +60,7 @@ public enum ContainerMetrics {
     }
 }
 
-extension Exposition {
-    /// A bucket bound as Prometheus clients print it (`1e-06`, `0.5`, `10.0`).
-    static func formatBound(_ value: Double) -> String {
-        "\(value)"
-    }
+extension ContainerMetrics {
+    /// The `le` label of every bucket, `+Inf` last, spelled once (`1e-06`, `0.5`, `10.0`).
+    static let boundLabels: [String] = LatencyHistogram.bounds.map { "\($0)" } + ["+Inf"]
 }

@@ -29,32 +29,89 @@ public enum Exposition {
     /// The exposition of `families` as UTF-8 bytes.
     public static func render(_ families: [MetricFamily], format: Format) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(families.reduce(0) { $0 + 64 * ($1.samples.count + 2) })
+        out.reserveCapacity(families.reduce(0) { $0 + 80 * ($1.samples.count + 2) })
         for family in families.sorted(by: { $0.name < $1.name }) {
             // The text format names a counter family as its samples are named; OpenMetrics drops `_total`.
             let familyName = format == .prometheusText && family.kind == .counter ? family.name + "_total" : family.name
-            append(&out, "# HELP ", familyName, " ", escapeHelp(family.help), "\n")
-            append(&out, "# TYPE ", familyName, " ", family.kind.rawValue, "\n")
-            if format == .openMetrics, let unit = family.unit { append(&out, "# UNIT ", familyName, " ", unit, "\n") }
+            out.append(contentsOf: "# HELP ".utf8)
+            out.append(contentsOf: familyName.utf8)
+            out.append(UInt8(ascii: " "))
+            out.append(contentsOf: escapeHelp(family.help).utf8)
+            out.append(contentsOf: "\n# TYPE ".utf8)
+            out.append(contentsOf: familyName.utf8)
+            out.append(UInt8(ascii: " "))
+            out.append(contentsOf: family.kind.rawValue.utf8)
+            out.append(UInt8(ascii: "\n"))
+            if format == .openMetrics, let unit = family.unit {
+                out.append(contentsOf: "# UNIT ".utf8)
+                out.append(contentsOf: familyName.utf8)
+                out.append(UInt8(ascii: " "))
+                out.append(contentsOf: unit.utf8)
+                out.append(UInt8(ascii: "\n"))
+            }
+            let name = Array(family.name.utf8)
             for sample in family.samples {
-                append(&out, family.name, sample.suffix)
+                out.append(contentsOf: name)
+                out.append(contentsOf: sample.suffix.utf8)
                 if !sample.labels.isEmpty {
                     out.append(UInt8(ascii: "{"))
                     for (index, label) in sample.labels.enumerated() {
                         if index > 0 { out.append(UInt8(ascii: ",")) }
-                        append(&out, label.0, "=\"", escapeLabel(label.1), "\"")
+                        out.append(contentsOf: label.0.utf8)
+                        out.append(contentsOf: "=\"".utf8)
+                        appendEscapedLabel(&out, label.1)
+                        out.append(UInt8(ascii: "\""))
                     }
                     out.append(UInt8(ascii: "}"))
                 }
-                append(&out, " ", formatValue(sample.value), "\n")
+                out.append(UInt8(ascii: " "))
+                appendValue(&out, sample.value)
+                out.append(UInt8(ascii: "\n"))
             }
         }
-        if format == .openMetrics { append(&out, "# EOF\n") }
+        if format == .openMetrics { out.append(contentsOf: "# EOF\n".utf8) }
         return out
     }
 
-    private static func append(_ out: inout [UInt8], _ parts: String...) {
-        for part in parts { out.append(contentsOf: part.utf8) }
+    /// A label value with backslash, double quote and line feed escaped, appended without copies
+    /// when there is nothing to escape.
+    static func appendEscapedLabel(_ out: inout [UInt8], _ text: String) {
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
+            case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
+            case UInt8(ascii: "\n"): out.append(contentsOf: "\\n".utf8)
+            default: out.append(byte)
+            }
+        }
+    }
+
+    /// Integers digit by digit (no String in between); other values as `formatValue` spells them.
+    static func appendValue(_ out: inout [UInt8], _ value: Double) {
+        guard value == value.rounded(), abs(value) < 1e15 else {
+            out.append(contentsOf: formatValue(value).utf8)
+            return
+        }
+        var integer = Int64(value)
+        if integer < 0 {
+            out.append(UInt8(ascii: "-"))
+            integer = -integer
+        }
+        if integer == 0 {
+            out.append(UInt8(ascii: "0"))
+            return
+        }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while integer > 0 {
+                buffer[count] = UInt8(truncatingIfNeeded: integer % 10) + UInt8(ascii: "0")
+                integer /= 10
+                count += 1
+            }
+            for index in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[index]) }
+        }
     }
 
     /// HELP text: backslash and line feed escaped.
@@ -65,21 +122,6 @@ public enum Exposition {
             switch character {
             case "\\": out += "\\\\"
             case "\n": out += "\\n"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
-
-    /// Label values: backslash, double quote and line feed escaped.
-    static func escapeLabel(_ text: String) -> String {
-        guard text.contains(where: { $0 == "\\" || $0 == "\n" || $0 == "\"" }) else { return text }
-        var out = ""
-        for character in text {
-            switch character {
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\"": out += "\\\""
             default: out.append(character)
             }
         }
