@@ -42,7 +42,7 @@ extension Container {
             if registration.scope == .transient { return try await make().value }
             let task: Task<HandOff<T>, any Error> = registration.inflight.withLock { inflight in
                 if let inflight { return inflight }
-                if let existing = sharedInstance(of: registration) {
+                if let existing = heldInstance(of: registration) {
                     return Task { HandOff(value: existing.value) }
                 }
                 let task = Task { try await make() }
@@ -60,7 +60,8 @@ extension Container {
         }
     }
 
-    private func sharedInstance<T>(of registration: Registration<T>) -> HandOff<T>? {
+    /// The instance the registration holds now, without making one.
+    private func heldInstance<T>(of registration: Registration<T>) -> HandOff<T>? {
         lock.withReadLock { _ in
             if registration.scope == .weak {
                 return (registration.weakInstance as? T).map(HandOff.init)

@@ -44,10 +44,9 @@ private final class Scripted: HealthCheckable {
             return .healthy
         }
         await monitor.register("quick") { .healthy }
-        let clock = ContinuousClock()
-        let start = clock.now
+        // The round returning at all is the point: the hung check never does. (No wall-clock bound
+        // here; timings belong in Benchmarks/, which measures a 1,000-check round.)
         let report = await monitor.checkAll()
-        #expect(clock.now - start < .seconds(5))
         guard case .unhealthy(let error) = report.statuses["hangs"] else { Issue.record("expected unhealthy"); return }
         #expect(error is HealthCheckError)
         #expect(report.statuses["quick"]?.state == .healthy)
