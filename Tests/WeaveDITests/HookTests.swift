@@ -32,8 +32,7 @@ private final class Received: Sendable {
         let seen = received.matching("SlowService")
         #expect(seen.count == 1)
         let seconds = try #require(seen.first.flatMap(Double.init))
-        #expect(seconds >= 0.025)
-        #expect(seconds < 5)
+        #expect(seconds >= 0.025) // the factory slept 25 ms, so the measured resolve cannot be shorter
 
         token.cancel()
         _ = resolveNow(container, SlowService.self)
