@@ -68,6 +68,7 @@ public enum Exposition {
                 appendValue(&out, sample.value)
                 out.append(UInt8(ascii: "\n"))
             }
+            out.append(contentsOf: family.renderedSamples)
         }
         if format == .openMetrics { out.append(contentsOf: "# EOF\n".utf8) }
         return out

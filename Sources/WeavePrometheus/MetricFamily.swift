@@ -29,13 +29,17 @@ public struct MetricFamily: Sendable, Equatable {
     /// The base unit (`seconds`, `bytes`), which the name must end with; OpenMetrics prints it as `# UNIT`.
     public var unit: String?
     public var samples: [Sample]
+    /// Sample lines already in exposition form (same in both formats), written after `samples`:
+    /// how large histograms avoid a `Sample` per bucket.
+    public var renderedSamples: [UInt8]
 
-    public init(name: String, kind: Kind, help: String, unit: String? = nil, samples: [Sample]) {
+    public init(name: String, kind: Kind, help: String, unit: String? = nil, samples: [Sample], renderedSamples: [UInt8] = []) {
         self.name = name
         self.kind = kind
         self.help = help
         self.unit = unit
         self.samples = samples
+        self.renderedSamples = renderedSamples
     }
 
     /// A counter family; `name` without `_total`.
