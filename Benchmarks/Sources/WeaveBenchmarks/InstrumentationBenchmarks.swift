@@ -33,8 +33,10 @@ enum InstrumentationBenchmarks {
             }
             samples.append(Harness.nanos(took) / 1e6)
         }
-        let families = ContainerMetrics.families(container.statistics()) + HealthMetrics.families(report)
-        return (samples.sorted()[samples.count / 2], bytes, families.reduce(0) { $0 + $1.samples.count })
+        let body = Exposition.render(ContainerMetrics.families(container.statistics()) + HealthMetrics.families(report),
+                                     format: .prometheusText)
+        let series = body.split(separator: UInt8(ascii: "\n")).filter { $0.first != UInt8(ascii: "#") }.count
+        return (samples.sorted()[samples.count / 2], bytes, series)
     }
 
     static func healthReport(checks: Int) -> HealthReport {
