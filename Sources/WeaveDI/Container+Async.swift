@@ -5,7 +5,7 @@ extension Container {
     func resolveAsync<T>(_ type: T.Type) async throws(ResolutionError) -> T {
         let (owner, found) = try find(type, name: nil)
         switch found {
-        case .instance(let instance):
+        case .instance(let instance, _):
             return instance
         case .registration(let registration):
             guard case .async(let factory) = registration.maker else {

@@ -144,9 +144,8 @@ public final class Container: @unchecked Sendable {
     func resolveSampled<T>(_ type: T.Type) -> T? {
         let start = MonotonicClock.nanos()
         let found = lookup(type, name: nil)
-        if case .instance(let instance) = found, !ThreadFrame.current.pointee.insideFactory {
-            let registrationIndex = lock.withReadLock { _ in table.unnamed.pointee.lookup(ObjectIdentifier(type))?.takeUnretainedValue().index }
-            if let registrationIndex { recordTiming(index: registrationIndex, start: start, histogram: StatsField.hitLatency) }
+        if case .instance(let instance, let index) = found, !ThreadFrame.current.pointee.insideFactory {
+            recordTiming(index: index, start: start, histogram: StatsField.hitLatency, service: RegistrationKey(type, name: nil).description)
             return instance
         }
         if case .missing = found { return resolveOptional(type, counted: false) }
@@ -156,7 +155,7 @@ public final class Container: @unchecked Sendable {
     /// Records the time since `start` in a histogram of the registration at `index`, and reports it
     /// if it passed the slow-resolution threshold.
     @usableFromInline
-    func recordTiming(index: Int, start: UInt64, histogram: Int, created: Bool = false, service: @autoclosure () -> String = "") {
+    func recordTiming(index: Int, start: UInt64, histogram: Int, created: Bool = false, service: @autoclosure () -> String) {
         let nanos = MonotonicClock.nanos() &- start
         let slow = nanos > Hooks.thresholdNanos.load(ordering: .relaxed)
         lock.withReadLock { shard in
@@ -165,10 +164,7 @@ public final class Container: @unchecked Sendable {
             if slow { shard.counters.pointee.add(1, at: StatsField.slowResolutions, index: index) }
         }
         guard slow || hasTimingObservers.load(ordering: .relaxed) else { return }
-        var name = service()
-        if name.isEmpty {
-            name = lock.withReadLock { _ in table.all.first { $0.index == index }?.key.description ?? "?" }
-        }
+        let name = service()
         if slow { Hooks.slow(service: name, nanos: nanos) }
         for observer in timingObservers.withLock({ Array($0.values) }) {
             observer(name, histogram == StatsField.factoryLatency, nanos)
@@ -267,9 +263,9 @@ public final class Container: @unchecked Sendable {
 
     // MARK: Internals
 
-    /// The outcome of a look-up under the read lock.
+    /// The outcome of a look-up under the read lock; an instance comes with its registration's index.
     enum Lookup<T> {
-        case instance(T)
+        case instance(T, index: Int)
         case registration(Registration<T>)
         case missing
     }
@@ -282,7 +278,7 @@ public final class Container: @unchecked Sendable {
             if count { shard.counters.pointee.countHit(found.index) }
             // Safe: every registration under the identity of `T` is a `Registration<T>`.
             let registration = unsafeDowncast(found, to: Registration<T>.self)
-            if let instance = registration.instance { return .instance(instance) }
+            if let instance = registration.instance { return .instance(instance, index: registration.index) }
             return .registration(registration)
         }
     }
@@ -309,7 +305,7 @@ public final class Container: @unchecked Sendable {
     func resolveValue<T>(_ type: T.Type, name: String?, counted: Bool = false) throws(ResolutionError) -> T {
         let (owner, found) = try find(type, name: name, counted: counted)
         switch found {
-        case .instance(let instance):
+        case .instance(let instance, _):
             if let dependent = ThreadFrame.current.pointee.innermost {
                 recordEdge(from: dependent.takeUnretainedValue().key, to: RegistrationKey(type, name: name))
             }
@@ -325,9 +321,10 @@ public final class Container: @unchecked Sendable {
         let (_, found) = try find(type, name: nil)
         guard case .registration(let registration) = found,
               case .argument(let factory, let expected) = registration.maker else {
-            let index = (try? find(type, name: nil, counted: true)).flatMap { _, found in
-                if case .registration(let registration) = found { return registration.index }
-                return nil
+            let index: Int? = switch found {
+            case .instance(_, let index): index
+            case .registration(let registration): registration.index
+            case .missing: nil
             }
             throw failed(.argumentMismatch(type: String(describing: type), expected: "no argument",
                                            actual: "an argument of type \(Arg.self)"), index: index)
@@ -388,42 +385,28 @@ public final class Container: @unchecked Sendable {
     }
 
     /// Runs a factory with cycle detection and dependency-edge recording on this thread's stack.
+    /// Generic over the factory's error, so a non-throwing factory (`Never`) pays for no catch.
     @inlinable
-    func run<T>(_ registration: AnyRegistration, _ make: () throws -> T) throws(ResolutionError) -> T {
-        let frame = ThreadFrame.current
-        try checkCycle(registration, frame: frame)
-        if let dependent = frame.pointee.innermost { recordEdge(from: dependent, to: registration) }
-        frame.pointee.push(registration) // `registration` is alive for the whole call
-        defer { frame.pointee.pop() }
-        let start = isInstrumented ? MonotonicClock.nanos() : 0
-        do {
-            let made = try make()
-            if isInstrumented {
-                recordTiming(index: registration.index, start: start, histogram: StatsField.factoryLatency, created: true,
-                             service: registration.key.description)
-            }
-            return made
-        } catch let error as ResolutionError {
-            throw error
-        } catch {
-            throw failed(.factoryFailed(type: registration.key.description, underlying: error), index: registration.index)
-        }
-    }
-
-    /// Runs a non-throwing factory with cycle detection and dependency-edge recording.
-    @inlinable
-    func run<T>(
-        _ registration: AnyRegistration, frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current, _ make: () -> T
+    func run<T, Failure: Error>(
+        _ registration: AnyRegistration, frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current,
+        _ make: () throws(Failure) -> T
     ) throws(ResolutionError) -> T {
         try checkCycle(registration, frame: frame)
         if let dependent = frame.pointee.innermost { recordEdge(from: dependent, to: registration) }
         frame.pointee.push(registration) // `registration` is alive for the whole call
         defer { frame.pointee.pop() }
-        guard isInstrumented else { return make() }
-        let start = MonotonicClock.nanos()
-        let made = make()
-        recordTiming(index: registration.index, start: start, histogram: StatsField.factoryLatency, created: true,
-                     service: registration.key.description)
+        let start = isInstrumented ? MonotonicClock.nanos() : 0
+        let made: T
+        do {
+            made = try make()
+        } catch {
+            if let error = error as? ResolutionError { throw error }
+            throw failed(.factoryFailed(type: registration.key.description, underlying: error), index: registration.index)
+        }
+        if isInstrumented {
+            recordTiming(index: registration.index, start: start, histogram: StatsField.factoryLatency, created: true,
+                         service: registration.key.description)
+        }
         return made
     }
 
