@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "WeaveDI", targets: ["WeaveDI"]),
         .library(name: "WeavePrometheus", targets: ["WeavePrometheus"]),
         .library(name: "WeaveHealthServer", targets: ["WeaveHealthServer"]),
+        .library(name: "WeaveSystemd", targets: ["WeaveSystemd"]),
         .executable(name: "weave-healthd", targets: ["weave-healthd"]),
     ],
     dependencies: [
@@ -42,11 +43,18 @@ let package = Package(
             ]
         ),
         .testTarget(name: "WeaveHealthServerTests", dependencies: ["WeaveHealthServer"]),
+        // libsystemd (Debian libsystemd-dev), called directly: journald, sd_notify, socket activation.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .target(
+            name: "WeaveSystemd",
+            dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(name: "WeaveSystemdTests", dependencies: ["WeaveSystemd"]),
         .testTarget(name: "WeaveHealthdTests", dependencies: ["weave-healthd", "WeaveDI", "WeaveHealthServer"]),
         .executableTarget(
             name: "weave-healthd",
             dependencies: [
-                "WeaveDI", "WeavePrometheus", "WeaveHealthServer",
+                "WeaveDI", "WeavePrometheus", "WeaveHealthServer", "WeaveSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -458,9 +458,9 @@ public final class Container: @unchecked Sendable {
         let metadata: Logger.Metadata = ["service": "\(error.serviceName)", "error": "\(error.kind.rawValue)"]
         if case .notRegistered = error {
             Hooks.error(service: error.serviceName, error: error) // the other kinds were reported where they arose
-            DILog.log(.warnings, .warning, "\(error)", metadata: metadata)
+            DILog.throttled(.resolutionError, service: error.serviceName, .warnings, .warning, "\(error)", metadata: metadata)
         } else {
-            DILog.log(.errors, .error, "\(error)", metadata: metadata)
+            DILog.throttled(.resolutionError, service: error.serviceName, .errors, .error, "\(error)", metadata: metadata)
         }
     }
 }

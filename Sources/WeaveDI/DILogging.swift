@@ -49,4 +49,23 @@ enum DILog {
         let logger = state.withLock { $0.logger }
         logger.log(level: level, message(), metadata: metadata(), file: file, function: function, line: line)
     }
+
+    static let throttle = LogThrottle(limit: .default)
+
+    /// Logs a record of `event` about `service` within the rate limit; once the limit's window ends,
+    /// one record at the same level says how many were suppressed.
+    static func throttled(
+        _ event: WeaveEvent, service: String, _ category: LogLevel, _ level: Logger.Level,
+        _ message: @autoclosure () -> Logger.Message, metadata: @autoclosure () -> Logger.Metadata,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
+        guard enabled(category) else { return }
+        let admitted = throttle.admit("\(event.rawValue) \(service)") { suppressed, window in
+            log(category, level, "Suppressed \(suppressed) more \(event.title) records of \(service) in the last \(window)",
+                metadata: event.metadata.merging(["service": "\(service)", "suppressed": "\(suppressed)"]) { $1 },
+                file: file, function: function, line: line)
+        }
+        guard admitted else { return }
+        log(category, level, message(), metadata: event.metadata.merging(metadata()) { $1 }, file: file, function: function, line: line)
+    }
 }

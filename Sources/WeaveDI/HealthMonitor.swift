@@ -17,6 +17,9 @@ public actor HealthMonitor {
     private var subscribers: [Int: AsyncStream<HealthTransition>.Continuation] = [:]
     private var nextSubscriber = 0
     private let logger = Logger(label: "weave.health")
+    /// When the scheduler last finished a round or woke for one (a watchdog reads it): it stops
+    /// advancing when the scheduler is stuck.
+    public private(set) var lastProgress = ContinuousClock.now
 
     public init(container: Container, defaultSettings: HealthCheckSettings = .init()) {
         self.container = container
@@ -63,6 +66,7 @@ public actor HealthMonitor {
     public func run(tick: Duration = .seconds(1)) async {
         while !Task.isCancelled {
             let now = ContinuousClock.now
+            lastProgress = now
             let dueChecks = allChecks().filter { name, _ in (due[name] ?? now) <= now }
             if !dueChecks.isEmpty { await runChecks(dueChecks) }
             do { try await Task.sleep(for: tick) } catch { return }
@@ -114,19 +118,28 @@ public actor HealthMonitor {
             apply(status, to: name, duration: duration)
             due[name] = now + settings(for: name).interval
         }
+        lastProgress = now
     }
 
     /// Runs `check`, giving up after `timeout` even if the check never returns or ignores cancellation.
+    /// Cancelling the caller cancels the check (an exec check kills its process).
     static func runOne(_ check: any HealthCheckable, timeout: Duration) async -> (HealthStatus, Duration) {
         let clock = ContinuousClock()
         let start = clock.now
-        let status = await withCheckedContinuation { (continuation: CheckedContinuation<HealthStatus, Never>) in
-            let outcome = OneShot(continuation)
-            let work = Task { outcome.resume(with: await check.healthCheck()) }
-            Task {
-                try? await Task.sleep(for: timeout)
-                if outcome.resume(with: .unhealthy(error: HealthCheckError.timedOut(after: timeout))) { work.cancel() }
+        let running = Locked<Task<Void, Never>?>(nil)
+        let status = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<HealthStatus, Never>) in
+                let outcome = OneShot(continuation)
+                let work = Task { _ = outcome.resume(with: await check.healthCheck()) }
+                running.withLock { $0 = work }
+                if Task.isCancelled { work.cancel() }
+                Task {
+                    try? await Task.sleep(for: timeout)
+                    if outcome.resume(with: .unhealthy(error: HealthCheckError.timedOut(after: timeout))) { work.cancel() }
+                }
             }
+        } onCancel: {
+            running.withLock { $0?.cancel() }
         }
         return (status, clock.now - start)
     }
@@ -174,8 +187,10 @@ public actor HealthMonitor {
         case .unhealthy: .error
         }
         logger.log(level: level, "Health of \(name): \(previous?.status.state.rawValue ?? "unknown") → \(status.state.rawValue)",
-                   metadata: ["check": "\(name)", "state_from": "\(previous?.status.state.rawValue ?? "unknown")",
-                              "state_to": "\(status.state.rawValue)", "error": "\(status.reason ?? "")"])
+                   metadata: WeaveEvent.healthTransition.metadata.merging([
+                       "check": "\(name)", "state_from": "\(previous?.status.state.rawValue ?? "unknown")",
+                       "state_to": "\(status.state.rawValue)", "reason": "\(status.reason ?? "")",
+                   ]) { $1 })
     }
 }
 

@@ -86,9 +86,10 @@ enum Hooks {
         for await event in stream {
             switch event {
             case .slowResolution(let service, let seconds, let threshold):
-                DILog.log(.warnings, .warning, "Slow resolution of \(service): \(seconds * 1000) ms (threshold \(threshold))",
-                          metadata: ["service": "\(service)", "duration_seconds": "\(seconds)",
-                                     "threshold_seconds": "\(threshold.totalSeconds)"])
+                DILog.throttled(.slowResolution, service: service, .warnings, .warning,
+                                "Slow resolution of \(service): \(seconds * 1000) ms (threshold \(threshold))",
+                                metadata: ["service": "\(service)", "duration_usec": "\(Int64(seconds * 1_000_000))",
+                                           "threshold_usec": "\(threshold.totalNanoseconds / 1_000)"])
                 for handler in handlers.withLock({ Array($0.slow.values) }) { handler(service, seconds) }
             case .resolutionError(let service, let error):
                 for handler in handlers.withLock({ Array($0.error.values) }) { handler(service, error) }

@@ -6,6 +6,14 @@ extension UnifiedDI {
         set { Hooks.thresholdNanos.store(UInt64(max(0, newValue.totalNanoseconds)), ordering: .relaxed) }
     }
 
+    /// How many slow-resolution and resolution-error log records about one service are written per
+    /// window ( `LogRateLimit.default`: 5 per 10 s); the rest are summarised in one record per window.
+    /// Hook handlers still see every event.
+    public static var logRateLimit: LogRateLimit {
+        get { DILog.throttle.limit }
+        set { DILog.throttle.limit = newValue }
+    }
+
     /// Calls `handler` with the service name and the duration in seconds of every resolve slower
     /// than `slowResolutionThreshold` (a `TimeInterval`, which is `Double`). Handlers run on a delivery
     /// task, never on the resolving thread.

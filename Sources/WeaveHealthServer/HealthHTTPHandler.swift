@@ -9,13 +9,15 @@ final class HealthHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let router: HealthRouter
+    private let role: ListenerRole
     private var head: HTTPRequestHead?
     private var bodyBytes = 0
     private var rejected = false
     private var requestTimer: Scheduled<Void>?
 
-    init(router: HealthRouter) {
+    init(router: HealthRouter, role: ListenerRole) {
         self.router = router
+        self.role = role
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -43,8 +45,8 @@ final class HealthHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             let keepAlive = head.isKeepAlive
             let version = head.version
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            let router = self.router
-            context.eventLoop.makeFutureWithTask { await router.handle(request) }.whenComplete { result in
+            let (router, role) = (self.router, self.role)
+            context.eventLoop.makeFutureWithTask { await router.handle(request, role: role) }.whenComplete { result in
                 let (handler, context) = loopBound.value
                 switch result {
                 case .success(let response):

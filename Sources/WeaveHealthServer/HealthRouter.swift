@@ -16,9 +16,10 @@ public struct HealthRouter: Sendable {
 
     static let endpoints = ["/", "/metrics", "/health", "/livez", "/readyz"]
 
-    public func handle(_ request: HealthRequest) async -> HealthResponse {
+    /// Answers `request`; paths outside the listener's `role` are 404.
+    public func handle(_ request: HealthRequest, role: ListenerRole = .all) async -> HealthResponse {
         let known = Self.endpoints.contains(request.path) || request.path.hasPrefix("/readyz/")
-        guard known else { return text(404, "not found: \(request.path)\n") }
+        guard known, role.serves(request.path) else { return text(404, "not found: \(request.path)\n") }
         guard request.method == "GET" || request.method == "HEAD" else {
             var response = text(405, "method not allowed\n")
             response.headers.append(("Allow", "GET, HEAD"))

@@ -16,19 +16,23 @@ import WeaveDI
 public final class HealthServer: Service, Sendable {
     public let router: HealthRouter
     private let group: any EventLoopGroup
-    private let inherited: [(Int32, Listener)]
+    private let inherited: [(descriptor: Int32, role: ListenerRole)]
     private let logger: Logger
     private let ready = Locked<[CheckedContinuation<[String], Never>]>([])
     private let boundAddresses = Locked<[String]?>(nil)
 
-    /// `inheritedSockets`: already-bound listening descriptors to use instead of binding (socket activation).
-    public init(router: HealthRouter, group: any EventLoopGroup, inheritedSockets: [(Int32, Listener)] = [],
+    /// `inheritedSockets`: already-bound listening descriptors to use instead of binding (socket
+    /// activation), each with the endpoints it serves.
+    public init(router: HealthRouter, group: any EventLoopGroup, inheritedSockets: [(descriptor: Int32, role: ListenerRole)] = [],
                 logger: Logger = Logger(label: "weave.healthd.http")) {
         self.router = router
         self.group = group
         self.inherited = inheritedSockets
         self.logger = logger
     }
+
+    /// The addresses listened on, or nil while `run()` has not bound them yet.
+    public var boundListeners: [String]? { boundAddresses.withLock { $0 } }
 
     /// The addresses listened on, once `run()` has bound them.
     public func listening() async -> [String] {
@@ -47,13 +51,13 @@ public final class HealthServer: Service, Sendable {
                 for listener in router.configuration.listeners {
                     let helper = ServerQuiescingHelper(group: group)
                     helpers.append(helper)
-                    channels.append(try await bind(makeBootstrap(helper), listener))
+                    channels.append(try await bind(makeBootstrap(helper, role: .all), listener))
                 }
             } else {
-                for (descriptor, _) in inherited {
+                for (descriptor, role) in inherited {
                     let helper = ServerQuiescingHelper(group: group)
                     helpers.append(helper)
-                    channels.append(try await makeBootstrap(helper).withBoundSocket(descriptor).get())
+                    channels.append(try await makeBootstrap(helper, role: role).withBoundSocket(descriptor).get())
                 }
             }
         } catch {
@@ -82,7 +86,7 @@ public final class HealthServer: Service, Sendable {
         }
     }
 
-    private func makeBootstrap(_ quiesce: ServerQuiescingHelper) -> ServerBootstrap {
+    private func makeBootstrap(_ quiesce: ServerQuiescingHelper, role: ListenerRole) -> ServerBootstrap {
         let router = self.router
         let idle = router.configuration.idleTimeout
         return ServerBootstrap(group: group)
@@ -99,7 +103,7 @@ public final class HealthServer: Service, Sendable {
                     try sync.addHandler(IdleStateHandler(readTimeout: .nanoseconds(idle.totalNanoseconds)))
                     try sync.configureHTTPServerPipeline(withErrorHandling: true)
                     try sync.addHandler(HTTPResponseCompressor())
-                    try sync.addHandler(HealthHTTPHandler(router: router))
+                    try sync.addHandler(HealthHTTPHandler(router: router, role: role))
                 }
             }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)

@@ -20,6 +20,28 @@ public enum Listener: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+/// Which endpoints a listener serves. Sockets passed by systemd pick theirs by
+/// `FileDescriptorName=`: `metrics` or `health`; any other name serves everything.
+public enum ListenerRole: String, Sendable {
+    case all
+    /// `/` and `/metrics`.
+    case metrics
+    /// `/`, `/health`, `/livez`, `/readyz` and `/readyz/<name>`.
+    case health
+
+    public init(fileDescriptorName: String) {
+        self = ListenerRole(rawValue: fileDescriptorName) ?? .all
+    }
+
+    func serves(_ path: String) -> Bool {
+        switch self {
+        case .all: return true
+        case .metrics: return path == "/" || path == "/metrics"
+        case .health: return path != "/metrics"
+        }
+    }
+}
+
 /// Whether health bodies include each check's output (its reason or error).
 public enum DetailsPolicy: String, Sendable, CaseIterable {
     /// Never: reasons go to the log only.

@@ -31,11 +31,11 @@ struct ConfigurationLoader {
             throw self.error(nil, "\(error)")
         }
         let top = try mapping(root, allowed: ["listen", "details", "bearer_token_file", "slow_resolution_threshold",
-                                              "memory_pressure", "status_codes", "checks"])
+                                              "memory_pressure", "status_codes", "log_rate_limit", "checks"])
         var configuration = DaemonConfiguration(
             listeners: [.tcp(host: "127.0.0.1", port: Defaults.port)], detailsPolicy: nil, bearerTokenFile: nil,
             slowResolutionThreshold: .milliseconds(10), memoryPressureTrigger: "some 150000 1000000",
-            statusCodes: (200, 200, 503), checks: [])
+            statusCodes: (200, 200, 503), logRateLimit: .default, checks: [])
         if let listen = top["listen"] { configuration.listeners = try listeners(listen) }
         if let details = top["details"] {
             let value = try string(details)
@@ -59,6 +59,19 @@ struct ConfigurationLoader {
                 }
                 configuration.memoryPressureTrigger = value
             }
+        }
+        if let limit = top["log_rate_limit"] {
+            let fields = try mapping(limit, allowed: ["burst", "interval"])
+            var value = LogRateLimit.default
+            if let burst = fields["burst"] {
+                value.burst = try integer(burst)
+                guard value.burst >= 1 else { throw error(burst, "burst must be at least 1") }
+            }
+            if let interval = fields["interval"] {
+                value.window = try duration(interval)
+                guard value.window > .zero else { throw error(interval, "interval must be positive") }
+            }
+            configuration.logRateLimit = value
         }
         if let codes = top["status_codes"] {
             let fields = try mapping(codes, allowed: ["pass", "warn", "fail"])

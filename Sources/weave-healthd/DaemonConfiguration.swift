@@ -9,6 +9,8 @@ struct DaemonConfiguration: Sendable {
     var slowResolutionThreshold: Duration
     var memoryPressureTrigger: String
     var statusCodes: (pass: Int, warn: Int, fail: Int)
+    /// Records per service and window for slow-resolution and resolution-error logs.
+    var logRateLimit: LogRateLimit
     var checks: [CheckConfiguration]
 
     /// The port loopback checks of the daemon itself target (the first TCP listener's).

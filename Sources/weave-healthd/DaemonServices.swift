@@ -4,6 +4,7 @@ import ServiceLifecycle
 import UnixSignals
 import WeaveDI
 import WeaveHealthServer
+import WeaveSystemd
 
 /// Runs the current runtime's health checks: one round at startup (then readiness may pass), then
 /// on their intervals; a reload restarts it on the new runtime. Cancelled at shutdown.
@@ -11,13 +12,11 @@ struct MonitorService: Service {
     let source: DaemonSource
     let lifecycle: ServerLifecycle
     let reloads: AsyncStream<Void>
-    let logger: Logger
 
     func run() async throws {
         var runtime = source.runtime
-        let report = await runtime.monitor.checkAll()
+        _ = await runtime.monitor.checkAll()
         lifecycle.markStarted()
-        logger.info("Ready", metadata: ["checks": "\(report.checks.count)", "aggregate": "\(report.aggregate.rawValue)"])
         var running = Task { [monitor = runtime.monitor] in await monitor.run() }
         for await _ in reloads.cancelOnGracefulShutdown() {
             running.cancel()
@@ -29,10 +28,11 @@ struct MonitorService: Service {
     }
 }
 
-/// SIGHUP reloads the configuration file. A bad file is rejected with its error logged, and the
-/// old configuration keeps running.
+/// SIGHUP reloads the configuration file, between `RELOADING=1` and `READY=1` to systemd. A bad
+/// file is rejected with its error logged, and the old configuration keeps running.
 struct ReloadService: Service {
     let path: String?
+    let notifier: SystemdNotifier
     let source: DaemonSource
     let group: any EventLoopGroup
     let reloaded: AsyncStream<Void>.Continuation
@@ -41,6 +41,8 @@ struct ReloadService: Service {
     func run() async throws {
         let signals = await UnixSignalsSequence(trapping: .sighup)
         for await _ in signals.cancelOnGracefulShutdown() {
+            notifier.reloading()
+            defer { notifier.ready() }
             guard let path else {
                 logger.notice("SIGHUP: running the embedded default configuration; nothing to reload")
                 continue
@@ -48,11 +50,16 @@ struct ReloadService: Service {
             do {
                 let configuration = try ConfigurationLoader.load(path: path)
                 UnifiedDI.slowResolutionThreshold = configuration.slowResolutionThreshold
+                UnifiedDI.logRateLimit = configuration.logRateLimit
                 source.replace(with: await Runtime(configuration: configuration, group: group))
                 reloaded.yield()
-                logger.notice("Configuration reloaded", metadata: ["file": "\(path)", "checks": "\(configuration.checks.count)"])
+                logger.notice("Configuration reloaded",
+                              metadata: WeaveEvent.configReloaded.metadata.merging(
+                                  ["file": "\(path)", "checks": "\(configuration.checks.count)"]) { $1 })
             } catch {
-                logger.error("Configuration rejected; the previous one keeps running: \(error)", metadata: ["file": "\(path)"])
+                logger.error("Configuration rejected; the previous one keeps running: \(error)",
+                             metadata: WeaveEvent.configRejected.metadata.merging(
+                                 ["file": "\(path)", "line": "\(error.line)", "column": "\(error.column)"]) { $1 })
             }
         }
     }

@@ -6,6 +6,7 @@ import NIOPosix
 import ServiceLifecycle
 import WeaveDI
 import WeaveHealthServer
+import WeaveSystemd
 
 /// weave-healthd: exports a WeaveDI container's figures and health checks as Prometheus metrics
 /// and health endpoints.
@@ -77,32 +78,71 @@ if checkOnly {
 }
 
 let logLevel = getenv("WEAVE_LOG_LEVEL").flatMap { Logger.Level(rawValue: String(cString: $0)) } ?? .info
+let logTarget: JournalLogHandler.Target
+switch getenv("WEAVE_LOG_TARGET").map({ String(cString: $0) }) ?? "auto" {
+case "auto": logTarget = .automatic
+case "journal": logTarget = .journal
+case "stderr": logTarget = .standardError
+case let other: fail("weave-healthd: WEAVE_LOG_TARGET must be auto, journal or stderr, not '\(other)'", ExitCode.usage)
+}
 LoggingSystem.bootstrap { label in
-    var handler = StreamLogHandler.standardError(label: label)
+    var handler = JournalLogHandler(label: label, identifier: "weave-healthd", target: logTarget)
     handler.logLevel = logLevel
     return handler
 }
 let logger = Logger(label: "weave.healthd")
+
+// Sockets passed by systemd replace the configured listeners.
+var listeners = configuration.listeners
+var inheritedSockets: [(descriptor: Int32, role: ListenerRole)] = []
+let activated = SocketActivation.sockets()
+if !activated.isEmpty {
+    listeners = []
+    for socket in activated {
+        switch socket.address {
+        case .tcp(let host, let port): listeners.append(.tcp(host: host, port: port))
+        case .unix(let path): listeners.append(.unix(path: path, mode: 0))
+        case .unsupported:
+            fail("weave-healthd: descriptor \(socket.descriptor) ('\(socket.name)') passed by systemd is not a listening stream socket",
+                 ExitCode.config)
+        }
+        inheritedSockets.append((socket.descriptor, ListenerRole(fileDescriptorName: socket.name)))
+    }
+    logger.info("Using \(activated.count) sockets passed by systemd; listen: in the configuration is ignored",
+                metadata: ["sockets": "\(zip(activated, listeners).map { "\($0.name)=\($1)" }.joined(separator: ", "))"])
+}
+
 UnifiedDI.slowResolutionThreshold = configuration.slowResolutionThreshold
+UnifiedDI.logRateLimit = configuration.logRateLimit
+var pressure = MemoryPressureConfiguration()
+pressure.trigger = configuration.memoryPressureTrigger
+MemoryPressureMonitor(configuration: pressure).start()
+let notifier = SystemdNotifier()
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 let lifecycle = ServerLifecycle()
 let source = DaemonSource(await Runtime(configuration: configuration, group: group))
 let serverConfiguration = HealthServerConfiguration(
-    listeners: configuration.listeners, detailsPolicy: configuration.detailsPolicy, bearerToken: bearerToken,
+    listeners: listeners, detailsPolicy: configuration.detailsPolicy, bearerToken: bearerToken,
     statusCodes: configuration.statusCodes, version: Defaults.version)
-let server = HealthServer(router: HealthRouter(configuration: serverConfiguration, source: source, lifecycle: lifecycle), group: group)
+let server = HealthServer(router: HealthRouter(configuration: serverConfiguration, source: source, lifecycle: lifecycle),
+                          group: group, inheritedSockets: inheritedSockets)
 let (reloads, reloadContinuation) = AsyncStream<Void>.makeStream()
 
+var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+    // Listed in start order; graceful shutdown runs in reverse: STOPPING=1 goes out, reloads stop,
+    // then the server fails readiness and drains, then the checks are cancelled.
+    .init(service: MonitorService(source: source, lifecycle: lifecycle, reloads: reloads)),
+    .init(service: server),
+    .init(service: ReloadService(path: configPath, notifier: notifier, source: source, group: group,
+                                 reloaded: reloadContinuation, logger: logger)),
+    .init(service: NotifyService(notifier: notifier, server: server, source: source, lifecycle: lifecycle, group: group,
+                                 logger: logger)),
+]
+if TestHooksService.isEnabled {
+    services.append(.init(service: TestHooksService(source: source, group: group, logger: logger)))
+}
 var groupConfiguration = ServiceGroupConfiguration(
-    services: [
-        // Listed in start order; graceful shutdown runs in reverse: reloads stop, then the server fails
-        // readiness and drains, then the checks are cancelled.
-        .init(service: MonitorService(source: source, lifecycle: lifecycle, reloads: reloads, logger: logger)),
-        .init(service: server),
-        .init(service: ReloadService(path: configPath, source: source, group: group, reloaded: reloadContinuation, logger: logger)),
-    ],
-    gracefulShutdownSignals: [.sigterm, .sigint],
-    logger: logger)
+    services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
 groupConfiguration.maximumGracefulShutdownDuration = .seconds(2)
 do {
     try await ServiceGroup(configuration: groupConfiguration).run()
@@ -110,5 +150,5 @@ do {
     logger.error("weave-healthd stopped: \(error)")
     exit(1)
 }
-logger.info("Stopped")
+logger.info("weave-healthd stopped", metadata: WeaveEvent.shutdown.metadata)
 exit(0)

@@ -5,35 +5,7 @@
 # Prints "ok - …"/"not ok - …" per test and ends with "N passed, M failed"; exits 1 on any failure.
 set -uo pipefail
 
-BIN=$(realpath "$1")
-HERE=$(cd "$(dirname "$0")" && pwd)
-PY=/usr/bin/python3   # Debian's, with python3-prometheus-client
-WORK=$(mktemp -d /tmp/weave-it.XXXXXX)
-PIDS=()
-passed=0
-failed=0
-
-cleanup() {
-    for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-ok() { passed=$((passed + 1)); echo "ok - $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok - $1"; [ $# -gt 1 ] && printf '    %s\n' "$2" | head -20; }
-expect() { local description=$1; shift; if "$@" >/dev/null 2>&1; then ok "$description"; else not_ok "$description"; fi; }
-
-free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
-wait_for() { # URL, seconds
-    local deadline=$((SECONDS + $2))
-    while [ $SECONDS -lt "$deadline" ]; do
-        curl -sf -o /dev/null --max-time 1 "$1" && return 0
-        sleep 0.1
-    done
-    return 1
-}
+source "$(dirname "$0")/lib.sh"
 
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT"
@@ -216,5 +188,4 @@ wait "$DAEMON"; rc=$?
 elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
 if [ $rc -eq 0 ] && [ $elapsed -lt 2000 ]; then ok "SIGTERM: exit 0 in ${elapsed} ms"; else not_ok "SIGTERM: exit 0 within 2 s" "rc=$rc elapsed=${elapsed}ms"; grep -v '^$' "$WORK/daemon.log" | grep -v 'weave.health:' | tail -60; fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

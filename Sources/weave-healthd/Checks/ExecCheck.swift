@@ -47,6 +47,11 @@ struct ExecCheck: HealthCheckable {
         posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, pipe[1], 2)
         posix_spawn_file_actions_addclose(&actions, pipe[1])
+        // Nothing else of the daemon's reaches the plugin: not its listening sockets, not its journal
+        // socket (a plugin that outlives a timeout must not keep the port bound).
+        for descriptor in Self.openDescriptors() where descriptor > 2 {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
         let env = Self.baseEnvironment.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }.sorted()
         var pid = pid_t()
         let status = withCStrings(command) { argv in
@@ -90,6 +95,21 @@ struct ExecCheck: HealthCheckable {
             var raw: Int32 = 0
             _ = waitpid(child, &raw, 0)
         }
+    }
+}
+
+extension ExecCheck {
+    /// The process's open descriptors, from /proc/self/fd (glibc's closefrom action is not visible
+    /// to Swift). A close action for one closed meanwhile is harmless: glibc ignores EBADF there.
+    static func openDescriptors() -> [Int32] {
+        guard let directory = opendir("/proc/self/fd") else { return [] }
+        defer { closedir(directory) }
+        var descriptors: [Int32] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if let descriptor = Int32(name) { descriptors.append(descriptor) }
+        }
+        return descriptors
     }
 }
 

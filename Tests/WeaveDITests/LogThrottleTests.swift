@@ -1,0 +1,38 @@
+import Synchronization
+import Testing
+@testable import WeaveDI
+
+@Suite struct LogThrottleTests {
+    private static let ignore: @Sendable (Int, Duration) -> Void = { _, _ in }
+
+    @Test func admitsTheBurstThenSummarisesTheRest() async throws {
+        let throttle = LogThrottle(limit: LogRateLimit(burst: 3, window: .milliseconds(200)))
+        let summaries = Mutex<[Int]>([])
+        var admitted = 0
+        for _ in 0..<1_000 where throttle.admit("error A", summary: { count, _ in summaries.withLock { $0.append(count) } }) {
+            admitted += 1
+        }
+        #expect(admitted == 3)
+        // Another key has a window of its own.
+        #expect(throttle.admit("error B", summary: Self.ignore))
+        for _ in 0..<200 where summaries.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(summaries.withLock { $0 } == [997])
+        // After the summary the next window starts with a fresh burst.
+        #expect(throttle.admit("error A", summary: Self.ignore))
+    }
+
+    @Test func noSummaryWhenNothingWasSuppressed() async throws {
+        let throttle = LogThrottle(limit: LogRateLimit(burst: 5, window: .milliseconds(50)))
+        let summaries = Mutex(0)
+        let count: @Sendable (Int, Duration) -> Void = { _, _ in summaries.withLock { $0 += 1 } }
+        for _ in 0..<5 { #expect(throttle.admit("slow", summary: count)) }
+        try await Task.sleep(for: .milliseconds(150))
+        #expect(summaries.withLock { $0 } == 0)
+    }
+
+    @Test func everyEventHasItsOwnValidMessageID() {
+        let ids = WeaveEvent.allCases.map(\.messageID)
+        #expect(Set(ids).count == WeaveEvent.allCases.count)
+        for id in ids { #expect(id.count == 32 && id.allSatisfy { $0.isHexDigit && !$0.isUppercase }) }
+    }
+}

@@ -1,0 +1,31 @@
+import Testing
+import WeaveDI
+@testable import weave_healthd
+
+@Suite struct SystemdIntegrationTests {
+    private func report(_ states: [String: HealthStatus]) -> HealthReport {
+        var records: [String: HealthCheckRecord] = [:]
+        for (name, status) in states {
+            records[name] = HealthCheckRecord(name: name, status: status, lastResult: status, changedAt: 0, checkedAt: 0,
+                                              lastDuration: .zero, consecutiveFailures: 0, consecutiveSuccesses: 0, groups: [])
+        }
+        return HealthReport(statuses: states, checks: records)
+    }
+
+    @Test func statusLineCountsAndNamesTheUnhealthy() {
+        #expect(NotifyService.statusLine(report([:])) == "0 checks")
+        #expect(NotifyService.statusLine(report(["a": .healthy])) == "1 check: 1 healthy")
+        let mixed = report(["a": .healthy, "b": .healthy, "disk-root": .degraded(reason: "3% free"),
+                            "tcp": .unhealthy(error: HealthCheckError.timedOut(after: .seconds(1))), "api": .degraded(reason: "slow")])
+        #expect(NotifyService.statusLine(mixed) == "5 checks: 2 healthy, 2 degraded (api, disk-root), 1 unhealthy (tcp)")
+    }
+
+    /// The catalog under systemd/ explains exactly the events the code logs.
+    @Test func catalogMatchesTheEvents() throws {
+        let path = #filePath.split(separator: "/").dropLast(3).joined(separator: "/") + "/systemd/weave-healthd.catalog"
+        let catalog = try #require(readFile("/" + path))
+        let ids = catalog.split(separator: "\n").filter { $0.hasPrefix("-- ") }.map { String($0.dropFirst(3)) }
+        #expect(Set(ids) == Set(WeaveEvent.allCases.map(\.messageID)))
+        #expect(ids.count == WeaveEvent.allCases.count)
+    }
+}
