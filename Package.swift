@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "WeaveHealthServer", targets: ["WeaveHealthServer"]),
         .library(name: "WeaveSystemd", targets: ["WeaveSystemd"]),
         .executable(name: "weave-healthd", targets: ["weave-healthd"]),
+        .executable(name: "weave-health", targets: ["weave-health"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -64,6 +65,9 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        // The probe: no dependencies at all (plain sockets, no Foundation), so it starts fast.
+        .executableTarget(name: "weave-health"),
+        .testTarget(name: "WeaveHealthTests", dependencies: ["weave-health"], exclude: ["Fixtures"]),
         .testTarget(name: "WeaveDITests", dependencies: [
             "WeaveDI",
             .product(name: "MetricsTestKit", package: "swift-metrics"),

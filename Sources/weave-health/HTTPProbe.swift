@@ -1,0 +1,220 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a probe got no usable answer.
+enum ProbeError: Error, CustomStringConvertible {
+    case unreachable(String)
+    case timedOut(String)
+    case badResponse(String)
+
+    var description: String {
+        switch self {
+        case .unreachable(let text): "unreachable: \(text)"
+        case .timedOut(let text): "timed out: \(text)"
+        case .badResponse(let text): "bad response: \(text)"
+        }
+    }
+}
+
+/// An HTTP answer.
+struct HTTPReply {
+    var status: Int
+    var headers: [(String, String)]
+    var body: [UInt8]
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+}
+
+/// One HTTP/1.1 GET over a plain socket (no event loop to start), bounded by a connect deadline
+/// and an overall deadline: a listener that accepts and never answers costs at most the deadline.
+struct HTTPProbe {
+    let target: ProbeTarget
+    let connectTimeout: Duration
+    let deadline: ContinuousClock.Instant
+    static let maxResponseBytes = 4 << 20
+
+    /// Connects, then closes: only that the endpoint accepts connections.
+    func connectOnly() throws(ProbeError) {
+        close(try connect())
+    }
+
+    func get(_ path: String, accept: String) throws(ProbeError) -> HTTPReply {
+        let socket = try connect()
+        defer { close(socket) }
+        let request = "GET \(path) HTTP/1.1\r\nHost: \(target.hostHeader)\r\nUser-Agent: weave-health/\(Version.text)\r\n"
+            + "Accept: \(accept)\r\nConnection: close\r\n\r\n"
+        var bytes = Array(request.utf8)[...]
+        while !bytes.isEmpty {
+            try wait(socket, for: Int16(POLLOUT), until: deadline, "sending the request")
+            let sent = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent < 0 {
+                if errno == EAGAIN || errno == EINTR { continue }
+                throw .unreachable("send: \(String(cString: strerror(errno)))")
+            }
+            bytes = bytes.dropFirst(sent)
+        }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            if let reply = try HTTPReply.parse(response, complete: false) { return reply }
+            try wait(socket, for: Int16(POLLIN), until: deadline, "waiting for the response")
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count < 0 {
+                if errno == EAGAIN || errno == EINTR { continue }
+                throw .unreachable("recv: \(String(cString: strerror(errno)))")
+            }
+            if count == 0 {
+                guard let reply = try HTTPReply.parse(response, complete: true) else {
+                    throw .badResponse(response.isEmpty ? "the connection closed without an answer" : "truncated HTTP response")
+                }
+                return reply
+            }
+            response += buffer[..<count]
+            guard response.count <= Self.maxResponseBytes else { throw .badResponse("more than 4 MiB") }
+        }
+    }
+
+    private func connect() throws(ProbeError) -> Int32 {
+        let connectDeadline = min(deadline, ContinuousClock.now + connectTimeout)
+        switch target {
+        case .unix(let path):
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            let capacity = MemoryLayout.size(ofValue: address.sun_path)
+            guard path.utf8.count < capacity else { throw .unreachable("socket path too long: \(path)") }
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                for (offset, byte) in path.utf8.enumerated() { raw[offset] = byte }
+            }
+            return try withUnsafeBytes(of: &address) { raw throws(ProbeError) in
+                try connect(family: AF_UNIX, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self),
+                            socklen_t(MemoryLayout<sockaddr_un>.size), until: connectDeadline)
+            }
+        case .tcp(let host, let port):
+            var hints = addrinfo()
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+            hints.ai_flags = AI_NUMERICSERV
+            var list: UnsafeMutablePointer<addrinfo>?
+            let status = getaddrinfo(host, String(port), &hints, &list)
+            guard status == 0, let first = list else {
+                throw .unreachable("cannot resolve \(host): \(String(cString: gai_strerror(status)))")
+            }
+            defer { freeaddrinfo(list) }
+            var lastError = ProbeError.unreachable("no address for \(host)")
+            var entry: UnsafeMutablePointer<addrinfo>? = first
+            while let current = entry {
+                do {
+                    return try connect(family: current.pointee.ai_family, current.pointee.ai_addr, current.pointee.ai_addrlen,
+                                       until: connectDeadline)
+                } catch {
+                    lastError = error
+                }
+                entry = current.pointee.ai_next
+            }
+            throw lastError
+        }
+    }
+
+    private func connect(family: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t,
+                         until connectDeadline: ContinuousClock.Instant) throws(ProbeError) -> Int32 {
+        let socket = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socket >= 0 else { throw .unreachable("socket: \(String(cString: strerror(errno)))") }
+        if Glibc.connect(socket, address, length) != 0 && errno != EINPROGRESS {
+            let message = String(cString: strerror(errno))
+            close(socket)
+            throw .unreachable(message)
+        }
+        do {
+            try wait(socket, for: Int16(POLLOUT), until: connectDeadline, "connecting")
+        } catch {
+            close(socket)
+            throw error
+        }
+        var failure: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(socket, SOL_SOCKET, SO_ERROR, &failure, &size)
+        guard failure == 0 else {
+            close(socket)
+            throw .unreachable(String(cString: strerror(failure)))
+        }
+        return socket
+    }
+
+    private func wait(_ socket: Int32, for events: Int16, until limit: ContinuousClock.Instant, _ what: String) throws(ProbeError) {
+        while true {
+            let remaining = limit - ContinuousClock.now
+            guard remaining > .zero else { throw .timedOut(what) }
+            var descriptor = pollfd(fd: socket, events: events, revents: 0)
+            let milliseconds = Int32(min(remaining.components.seconds * 1_000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready > 0 { return }
+            if ready < 0 && errno != EINTR { throw .unreachable("poll: \(String(cString: strerror(errno)))") }
+        }
+    }
+}
+
+extension HTTPReply {
+    /// Parses a response once its head and body are all there (by Content-Length or chunked
+    /// encoding, or up to the end of the connection when `complete`); nil while more is needed.
+    static func parse(_ bytes: [UInt8], complete: Bool) throws(ProbeError) -> HTTPReply? {
+        guard let headEnd = bytes.firstRange(of: [13, 10, 13, 10]) else {
+            if bytes.count >= 5, !bytes.starts(with: Array("HTTP/".utf8)) { throw .badResponse("not HTTP: \(printable(bytes))") }
+            if bytes.count > 65_536 { throw .badResponse("headers larger than 64 KiB") }
+            return nil
+        }
+        let head = String(decoding: bytes[..<headEnd.lowerBound], as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false)
+        let statusParts = head.first?.split(separator: " ", maxSplits: 2) ?? []
+        guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]), (100...599).contains(status)
+        else { throw .badResponse("not HTTP: \(printable(bytes))") }
+        var headers: [(String, String)] = []
+        for line in head.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { throw .badResponse("malformed header line") }
+            headers.append((String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingSpaces))
+        }
+        var reply = HTTPReply(status: status, headers: headers, body: [])
+        let body = Array(bytes[headEnd.upperBound...])
+        if reply.header("Transfer-Encoding")?.lowercased() == "chunked" {
+            guard let decoded = try dechunk(body) else {
+                if complete { throw .badResponse("truncated chunked body") }
+                return nil
+            }
+            reply.body = decoded
+        } else if let length = reply.header("Content-Length").flatMap({ Int($0) }) {
+            guard body.count >= length else {
+                if complete { throw .badResponse("body shorter than its Content-Length") }
+                return nil
+            }
+            reply.body = Array(body.prefix(length))
+        } else {
+            guard complete else { return nil }
+            reply.body = body
+        }
+        return reply
+    }
+
+    private static func dechunk(_ bytes: [UInt8]) throws(ProbeError) -> [UInt8]? {
+        var output: [UInt8] = []
+        var index = 0
+        while true {
+            guard let lineEnd = bytes[index...].firstRange(of: [13, 10]) else { return nil }
+            let sizeText = String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";").first ?? ""
+            guard let size = Int(sizeText.trimmingCharacters(), radix: 16) else { throw .badResponse("bad chunk size") }
+            index = lineEnd.upperBound
+            if size == 0 { return output }
+            guard bytes.count >= index + size + 2 else { return nil }
+            output += bytes[index..<index + size]
+            index += size + 2
+        }
+    }
+
+    private static func printable(_ bytes: [UInt8]) -> String {
+        let text = String(decoding: bytes.prefix(40), as: UTF8.self)
+        return "\"" + String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "." : Character($0) }) + "\""
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters() -> String { String(self).trimmingSpaces }
+}

@@ -1,0 +1,167 @@
+/// `weave-health top`: the slowest services by resolve time, from a `/metrics` text exposition.
+struct MetricsTable {
+    struct Row: Equatable {
+        var service: String
+        var resolutions: Double = 0
+        var errors: Double = 0
+        var slow: Double = 0
+        var p50: Double?
+        var p99: Double?
+        var health: String?
+    }
+
+    var rows: [Row]
+
+    /// Reads the weave_* families of a Prometheus text exposition (0.0.4 or OpenMetrics).
+    init(exposition: String) {
+        var byService: [String: Row] = [:]
+        var buckets: [String: [Double: Double]] = [:] // service → le → cumulative count (paths summed)
+        func row(_ service: String) -> Row { byService[service] ?? Row(service: service) }
+        for line in exposition.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let sample = Sample(line), let service = sample.labels["service"] else { continue }
+            var current = row(service)
+            switch sample.name {
+            case "weave_resolutions_total", "weave_resolutions": current.resolutions += sample.value
+            case "weave_resolution_errors_total", "weave_resolution_errors": current.errors += sample.value
+            case "weave_slow_resolutions_total", "weave_slow_resolutions": current.slow += sample.value
+            case "weave_health_status" where sample.value == 1: current.health = sample.labels["state"]
+            case "weave_resolve_duration_seconds_bucket":
+                guard let le = sample.labels["le"].flatMap({ $0 == "+Inf" ? Double.infinity : Double($0) }) else { continue }
+                buckets[service, default: [:]][le, default: 0] += sample.value
+            default: continue
+            }
+            byService[service] = current
+        }
+        for (service, cumulative) in buckets {
+            let sorted = cumulative.sorted { $0.key < $1.key }
+            byService[service]?.p50 = Self.quantile(0.5, sorted)
+            byService[service]?.p99 = Self.quantile(0.99, sorted)
+        }
+        // Health is keyed by check name, statistics by registration ("disk-root (HealthCheckable)"):
+        // a check's health joins the row of the registration with its name.
+        for (service, row) in byService where row.health != nil && row.resolutions == 0 {
+            let registrations = byService.keys.filter { $0.hasPrefix(service + " (") }
+            guard registrations.count == 1, let registration = registrations.first else { continue }
+            byService[registration]?.health = row.health
+            byService[service] = nil
+        }
+        rows = byService.values.sorted {
+            ($0.p99 ?? -1, $0.errors, $1.service) > ($1.p99 ?? -1, $1.errors, $0.service)
+        }
+    }
+
+    /// The `q` quantile of cumulative buckets, interpolated linearly inside its bucket (as
+    /// Prometheus's histogram_quantile does); nil without observations.
+    static func quantile(_ q: Double, _ buckets: [(key: Double, value: Double)]) -> Double? {
+        guard let total = buckets.last?.value, total > 0 else { return nil }
+        let rank = q * total
+        var previous = (le: 0.0, count: 0.0)
+        for (le, count) in buckets {
+            if count >= rank {
+                if le.isInfinite { return previous.le }
+                let inBucket = count - previous.count
+                return inBucket > 0 ? previous.le + (le - previous.le) * (rank - previous.count) / inBucket : le
+            }
+            previous = (le, count)
+        }
+        return previous.le
+    }
+
+    /// A fixed-width table, slowest first, at most `limit` rows; coloured health when `color`.
+    func render(source: String, limit: Int, color: Bool) -> String {
+        let unhealthy = rows.filter { $0.health == "unhealthy" }.count
+        let degraded = rows.filter { $0.health == "degraded" }.count
+        var text = "weave-health top - \(source) - \(rows.count) services"
+        if unhealthy + degraded > 0 { text += ", \(unhealthy) unhealthy, \(degraded) degraded" }
+        text += "\n\n"
+        let shown = rows.prefix(limit)
+        let width = max(7, shown.map(\.service.count).max() ?? 0)
+        text += "SERVICE".padding(to: width) + "  " + ["RESOLVES", "P50", "P99", "ERRORS", "SLOW"].map { $0.leftPadded(to: 9) }.joined(separator: " ")
+            + "  HEALTH\n"
+        for row in shown {
+            let figures = [Self.count(row.resolutions), Self.duration(row.p50), Self.duration(row.p99), Self.count(row.errors), Self.count(row.slow)]
+            var health = row.health ?? "-"
+            if color, let state = row.health {
+                health = (state == "healthy" ? "\u{1B}[32m" : state == "degraded" ? "\u{1B}[33m" : "\u{1B}[31m") + state + "\u{1B}[0m"
+            }
+            text += row.service.padding(to: width) + "  " + figures.map { $0.leftPadded(to: 9) }.joined(separator: " ") + "  \(health)\n"
+        }
+        if rows.count > limit { text += "… \(rows.count - limit) more (--limit)\n" }
+        return text
+    }
+
+    static func duration(_ seconds: Double?) -> String {
+        guard let seconds else { return "-" }
+        switch seconds {
+        case ..<1e-6: return "\(Int((seconds * 1e9).rounded()))ns"
+        case ..<1e-3: return "\(oneDecimal(seconds * 1e6))µs"
+        case ..<1: return "\(oneDecimal(seconds * 1e3))ms"
+        default: return "\(oneDecimal(seconds))s"
+        }
+    }
+
+    static func count(_ value: Double) -> String {
+        switch value {
+        case ..<10_000: return String(Int64(value))
+        case ..<10_000_000: return "\(oneDecimal(value / 1e3))k"
+        default: return "\(oneDecimal(value / 1e6))M"
+        }
+    }
+
+    private static func oneDecimal(_ value: Double) -> String {
+        let tenths = Int64((value * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+}
+
+/// One sample line of the text exposition: `name{label="value",…} value [timestamp]`.
+struct Sample {
+    var name: String
+    var labels: [String: String] = [:]
+    var value: Double
+
+    init?(_ line: Substring) {
+        var index = line.startIndex
+        while index < line.endIndex, line[index] != "{", line[index] != " " { index = line.index(after: index) }
+        name = String(line[line.startIndex..<index])
+        if index < line.endIndex, line[index] == "{" {
+            index = line.index(after: index)
+            while index < line.endIndex, line[index] != "}" {
+                guard let equals = line[index...].firstIndex(of: "="), line.index(after: equals) < line.endIndex,
+                      line[line.index(after: equals)] == "\"" else { return nil }
+                let key = String(line[index..<equals]).trimmingSpaces
+                var cursor = line.index(equals, offsetBy: 2)
+                var value = ""
+                while cursor < line.endIndex, line[cursor] != "\"" {
+                    if line[cursor] == "\\", line.index(after: cursor) < line.endIndex {
+                        cursor = line.index(after: cursor)
+                        value.append(line[cursor] == "n" ? "\n" : line[cursor])
+                    } else {
+                        value.append(line[cursor])
+                    }
+                    cursor = line.index(after: cursor)
+                }
+                guard cursor < line.endIndex else { return nil }
+                labels[key] = value
+                index = line.index(after: cursor)
+                if index < line.endIndex, line[index] == "," { index = line.index(after: index) }
+            }
+            guard index < line.endIndex else { return nil }
+            index = line.index(after: index)
+        }
+        let rest = line[index...].split(separator: " ")
+        guard let first = rest.first else { return nil }
+        switch first {
+        case "+Inf": value = .infinity
+        case "-Inf": value = -.infinity
+        case "NaN": value = .nan
+        default:
+            guard let number = Double(first) else { return nil }
+            value = number
+        }
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+}

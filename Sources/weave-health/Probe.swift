@@ -1,0 +1,114 @@
+/// One probe: asks the daemon what `options` says, prints the answer in the chosen output, and
+/// returns the exit status.
+enum Probe {
+    static func run(_ options: ProbeOptions, target: ProbeTarget, color: Bool) -> Int32 {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let http = HTTPProbe(target: target, connectTimeout: options.connectTimeout, deadline: start + options.timeout)
+        do {
+            let (report, document) = try ask(http, options.mode, target: target, start: start)
+            return finish(report, document: document, options, color: color)
+        } catch {
+            let elapsed = clock.now - start
+            switch options.output {
+            case .quiet: break
+            case .human: write("unhealthy: \(error) (\(target))\n", to: 1)
+            case .json:
+                write("{\"status\":\"fail\",\"output\":\(jsonString(error.description)),\(probeJSON(target, elapsed, exitCode: 1))}\n", to: 1)
+            case .nagios:
+                let label = if case .badResponse = error { "UNKNOWN" } else { "CRITICAL" }
+                write("WEAVE HEALTH \(label) - \(error) (\(target)) | 'time'=\(ProbeReport.decimal(elapsed.seconds))s;;;0;\n", to: 1)
+            }
+            if options.output == .nagios, case .badResponse = error { return 3 }
+            return options.output == .nagios ? 2 : 1
+        }
+    }
+
+    private static func ask(_ http: HTTPProbe, _ mode: ProbeOptions.Mode, target: ProbeTarget,
+                            start: ContinuousClock.Instant) throws(ProbeError) -> (ProbeReport, HealthDocument?) {
+        func report(_ state: CheckResult.State, _ checks: [CheckResult], summary: String? = nil) -> ProbeReport {
+            ProbeReport(state: state, checks: checks, summary: summary ?? ProbeReport.summarize(state, checks), target: target,
+                        elapsed: ContinuousClock.now - start)
+        }
+        switch mode {
+        case .connectOnly:
+            try http.connectOnly()
+            return (report(.pass, [], summary: "accepts connections"), nil)
+        case .live, .ready:
+            let path = mode == .live ? "/livez?verbose" : "/readyz?verbose"
+            let reply = try http.get(path, accept: "text/plain")
+            guard reply.status == 200 || reply.status == 503 else { throw .badResponse("HTTP \(reply.status) from \(path)") }
+            var checks: [CheckResult] = []
+            for line in String(decoding: reply.body, as: UTF8.self).split(separator: "\n") {
+                guard line.hasPrefix("[+]") || line.hasPrefix("[-]") else { continue }
+                let words = line.dropFirst(3).split(separator: " ", maxSplits: 1)
+                guard let name = words.first else { continue }
+                checks.append(CheckResult(name: String(name), state: line.hasPrefix("[+]") ? .pass : .fail,
+                                          output: line.hasPrefix("[-]") && words.count > 1 ? String(words[1]) : nil))
+            }
+            let state: CheckResult.State = reply.status == 200 ? .pass : .fail
+            return (report(state, checks, summary: "\(mode == .live ? "live" : "ready"): " + ProbeReport.summarize(state, checks)), nil)
+        case .overall, .checks:
+            let reply = try http.get("/health", accept: "application/health+json")
+            guard reply.header("Content-Type")?.hasPrefix("application/health+json") == true || reply.status == 200 || reply.status == 503 else {
+                throw .badResponse("HTTP \(reply.status) from /health")
+            }
+            let document = try HealthDocument(reply.body)
+            guard case .checks(let names) = mode else { return (report(document.status, document.checks), document) }
+            var selected: [CheckResult] = []
+            for name in names {
+                guard let check = document.checks.first(where: { $0.name == name }) else {
+                    let known = document.checks.map(\.name).joined(separator: ", ")
+                    selected.append(CheckResult(name: name, state: .fail, output: "no such check (known: \(known.isEmpty ? "none" : known))"))
+                    continue
+                }
+                selected.append(check)
+            }
+            return (report(selected.map(\.state).max() ?? .pass, selected), document)
+        }
+    }
+
+    private static func finish(_ report: ProbeReport, document: HealthDocument?, _ options: ProbeOptions, color: Bool) -> Int32 {
+        let code = options.output == .nagios ? report.nagiosCode : report.exitCode(strict: options.strict)
+        switch options.output {
+        case .quiet: break
+        case .human: write(report.humanText(color: color), to: 1)
+        case .nagios: write(report.nagiosText, to: 1)
+        case .json: write(json(report, document, exitCode: code) + "\n", to: 1)
+        }
+        return code
+    }
+
+    /// The daemon's document with `"probe": {…}` added, or for --live/--ready/--connect-only a
+    /// document of the same shape built from the report.
+    static func json(_ report: ProbeReport, _ document: HealthDocument?, exitCode: Int32) -> String {
+        let probe = probeJSON(report.target, report.elapsed, exitCode: exitCode)
+        if let document {
+            var text = String(decoding: document.raw, as: UTF8.self).trimmingSpaces
+            if text.hasSuffix("}") {
+                text.removeLast()
+                return text + (text.trimmingSpaces.hasSuffix("{") ? "" : ",") + probe + "}"
+            }
+        }
+        let checks = report.checks.map { "\(jsonString($0.name + ":status")):[{\"status\":\"\($0.state.rawValue)\"}]" }
+        return "{\"status\":\"\(report.state.rawValue)\",\"output\":\(jsonString(report.summary)),\"checks\":{\(checks.joined(separator: ","))},\(probe)}"
+    }
+
+    static func probeJSON(_ target: ProbeTarget, _ elapsed: Duration, exitCode: Int32) -> String {
+        "\"probe\":{\"target\":\(jsonString(target.description)),\"durationSeconds\":\(ProbeReport.decimal(elapsed.seconds)),\"exitCode\":\(exitCode)}"
+    }
+
+    static func jsonString(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case _ where scalar.value < 0x20: result += "\\u" + String(String(scalar.value, radix: 16).leftPadded(to: 4).map { $0 == " " ? "0" : $0 })
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}

@@ -1,0 +1,102 @@
+/// What a probe found, and how each output mode says it.
+struct ProbeReport {
+    /// The verdict over what was asked (the whole daemon, or the named checks).
+    var state: CheckResult.State
+    /// The checks shown, one line each.
+    var checks: [CheckResult]
+    /// A one-line summary for people, e.g. "1 of 12 unhealthy: disk-root (3% free)".
+    var summary: String
+    var target: ProbeTarget
+    var elapsed: Duration
+
+    /// Docker/Kubernetes: 0 for pass and warn (warn is 1 with `strict`), 1 otherwise.
+    func exitCode(strict: Bool) -> Int32 {
+        switch state {
+        case .pass: 0
+        case .warn: strict ? 1 : 0
+        case .fail: 1
+        }
+    }
+
+    static func summarize(_ state: CheckResult.State, _ checks: [CheckResult]) -> String {
+        let failing = checks.filter { $0.state == .fail }
+        let warning = checks.filter { $0.state == .warn }
+        func names(_ list: [CheckResult]) -> String {
+            list.map { check in check.output.map { "\(check.name) (\($0))" } ?? check.name }.joined(separator: ", ")
+        }
+        var parts: [String] = []
+        if !failing.isEmpty { parts.append("\(failing.count) of \(checks.count) unhealthy: \(names(failing))") }
+        if !warning.isEmpty { parts.append("\(warning.count) of \(checks.count) degraded: \(names(warning))") }
+        if parts.isEmpty {
+            return checks.isEmpty ? "daemon \(state == .pass ? "healthy" : state == .warn ? "degraded" : "unhealthy")"
+                : "\(checks.count) of \(checks.count) healthy"
+        }
+        return parts.joined(separator: "; ")
+    }
+
+    // MARK: Nagios
+
+    /// Nagios plugin states: 0 OK, 1 WARNING, 2 CRITICAL (3 UNKNOWN is for errors).
+    var nagiosCode: Int32 { state == .pass ? 0 : state == .warn ? 1 : 2 }
+
+    /// `WEAVE HEALTH CRITICAL - 1 of 12 unhealthy: … | 'disk-root'=3%;;;0;100 'time'=0.004s;;;0;`
+    /// then one line per check (long output).
+    var nagiosText: String {
+        let label = ["OK", "WARNING", "CRITICAL"][Int(nagiosCode)]
+        var perfdata = checks.compactMap(Self.perfdata)
+        perfdata.append("'time'=\(Self.decimal(elapsed.seconds))s;;;0;")
+        var text = "WEAVE HEALTH \(label) - \(summary) | \(perfdata.joined(separator: " "))\n"
+        for check in checks {
+            text += "[\(["OK", "WARNING", "CRITICAL"][check.state == .pass ? 0 : check.state == .warn ? 1 : 2])] \(check.name)"
+            if let output = check.output { text += ": \(output)" }
+            text += "\n"
+        }
+        return text
+    }
+
+    /// A check's observed value as Nagios perfdata, in the units Nagios knows (%, s; others unitless).
+    static func perfdata(_ check: CheckResult) -> String? {
+        guard let value = check.observedValue, value.isFinite else { return nil }
+        let label = "'" + check.name.replacing("'", with: "''").replacing("=", with: "_") + "'"
+        switch check.observedUnit {
+        case "%": return "\(label)=\(decimal(value))%;;;0;100"
+        case "s": return "\(label)=\(decimal(value))s;;;0;"
+        default: return "\(label)=\(decimal(value));;;;"
+        }
+    }
+
+    static func decimal(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        let text = String(value)
+        return text.contains("e") ? String(Int64(value.rounded())) : text
+    }
+
+    // MARK: People
+
+    /// One line per check, coloured when `color`.
+    func humanText(color: Bool) -> String {
+        func paint(_ text: String, _ state: CheckResult.State) -> String {
+            guard color else { return text }
+            return (state == .pass ? "\u{1B}[32m" : state == .warn ? "\u{1B}[33m" : "\u{1B}[31m") + text + "\u{1B}[0m"
+        }
+        let word = ["pass": "healthy", "warn": "degraded", "fail": "unhealthy"]
+        var text = "\(paint(word[state.rawValue]!, state)): \(summary) (\(target), \(Self.decimal((elapsed.seconds * 10_000).rounded() / 10)) ms)\n"
+        let width = checks.map(\.name.count).max() ?? 0
+        for check in checks {
+            let mark = check.state == .pass ? "✔" : check.state == .warn ? "!" : "✘"
+            var line = "  \(paint(mark, check.state)) \(check.name.padding(to: width))  \(paint(word[check.state.rawValue]!.padding(to: 9), check.state))"
+            if let value = check.observedValue { line += "  \(Self.decimal(value))\(check.observedUnit.map { $0 == "%" || $0 == "s" ? $0 : " \($0)" } ?? "")" }
+            if let output = check.output { line += "  \(output)" }
+            text += line.trimmingSpaces + "\n"
+        }
+        return text
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+extension String {
+    func padding(to width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+}

@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `weave-health top`: fetches `/metrics` (or reads `--file`) and shows `MetricsTable`,
+/// once or every `--watch` interval until interrupted.
+enum Top {
+    static func run(_ options: ProbeOptions, target: ProbeTarget, color: Bool) -> Int32 {
+        while true {
+            let text: String
+            let source: String
+            if let file = options.metricsFile {
+                guard let contents = ProbeOptions.read(file) else {
+                    write("weave-health: cannot read \(file)\n", to: 2)
+                    return 1
+                }
+                (text, source) = (contents, file)
+            } else {
+                let http = HTTPProbe(target: target, connectTimeout: options.connectTimeout,
+                                     deadline: ContinuousClock.now + options.timeout)
+                do {
+                    let reply = try http.get("/metrics", accept: "text/plain;version=0.0.4")
+                    guard reply.status == 200 else { throw ProbeError.badResponse("HTTP \(reply.status) from /metrics") }
+                    (text, source) = (String(decoding: reply.body, as: UTF8.self), target.description)
+                } catch {
+                    if options.watch == nil {
+                        write("weave-health: \(error) (\(target))\n", to: 2)
+                        return 1
+                    }
+                    (text, source) = ("", "\(target): \(error)")
+                }
+            }
+            let table = MetricsTable(exposition: text).render(source: source, limit: options.limit, color: color)
+            guard let interval = options.watch else {
+                write(table, to: 1)
+                return 0
+            }
+            write("\u{1B}[H\u{1B}[2J" + table, to: 1)
+            var pause = timespec(tv_sec: Int(interval.components.seconds), tv_nsec: Int(interval.components.attoseconds / 1_000_000_000))
+            var left = timespec()
+            while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
+        }
+    }
+}

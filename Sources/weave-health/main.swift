@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// weave-health: the probe for weave-healthd, for Docker HEALTHCHECK, Kubernetes exec probes,
+/// systemd ExecStartPost=/ExecCondition=, Nagios/Icinga, and people at a terminal.
+enum Version {
+    static let text = "0.1.0"
+}
+
+let help = """
+    Usage: weave-health [TARGET] [WHAT] [OUTPUT] [--connect-timeout D] [--timeout D] [--strict]
+           weave-health top [TARGET] [--watch [SECONDS]] [--limit N] [--file METRICS.txt]
+
+    Asks weave-healthd how it is. Never takes longer than --timeout.
+
+    TARGET   --url http://127.0.0.1:9096   --unix /run/weave-healthd/health.sock
+             --config /etc/weave-healthd/config.yaml (its first listen: entry)
+             default: $WEAVE_HEALTH_URL, else http://127.0.0.1:9096
+    WHAT     (default) overall health, from /health
+             --live | --ready      Kubernetes-style /livez or /readyz
+             --check NAME          one check; repeat for several in one run
+             --connect-only        only that the endpoint accepts a connection
+    OUTPUT   (default) one line per check, coloured on a terminal unless NO_COLOR is set
+             --json                the health+json document, plus the probe's own timing
+             --nagios              Nagios plugin output and exit codes, with perfdata
+             --quiet               nothing; the exit status says it all
+    TIMEOUTS --connect-timeout 1s (default), --timeout 3s (the whole probe, default)
+
+    Exit status: 0 healthy or degraded (--strict: degraded is 1); 1 unhealthy, unreachable,
+    timed out or a bad response; 64 usage error.
+    With --nagios: 0 OK, 1 WARNING, 2 CRITICAL (also unreachable and timeouts), 3 UNKNOWN.
+
+    top (or stats) reads /metrics and lists the slowest services by p50/p99 resolve time, with
+    error counts and health; --watch refreshes it every 2 s (or SECONDS).
+
+    Examples:
+      Docker:      HEALTHCHECK --interval=10s --timeout=4s CMD ["weave-health", "--quiet"]
+      Kubernetes:  livenessProbe:  {exec: {command: [weave-health, --live, --quiet]}, timeoutSeconds: 4}
+                   readinessProbe: {exec: {command: [weave-health, --ready, --quiet]}, timeoutSeconds: 4}
+      systemd:     ExecStartPost=/usr/local/bin/weave-health --ready --timeout 10s
+                   ExecCondition=/usr/local/bin/weave-health --check database --quiet
+      Nagios:      define command { command_name check_weave
+                                    command_line /usr/local/bin/weave-health --nagios --url http://$HOSTADDRESS$:9096 }
+      By hand:     weave-health --check disk-root --check memory-pressure
+                   weave-health top --watch
+
+    """
+
+func write(_ text: String, to descriptor: Int32) {
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        if written <= 0 { if errno == EINTR { continue }; return }
+        bytes = bytes.dropFirst(written)
+    }
+}
+
+let options: ProbeOptions
+let target: ProbeTarget
+do {
+    options = try ProbeOptions(Array(CommandLine.arguments.dropFirst()))
+    if options.showHelp { write(help, to: 1); exit(0) }
+    if options.showVersion { write("weave-health \(Version.text)\n", to: 1); exit(0) }
+    target = try options.resolvedTarget()
+} catch {
+    write("weave-health: \(error.message); try weave-health --help\n", to: 2)
+    exit(64)
+}
+
+let color = isatty(1) == 1 && getenv("NO_COLOR") == nil
+if options.top {
+    exit(Top.run(options, target: target, color: color))
+}
+exit(Probe.run(options, target: target, color: color))

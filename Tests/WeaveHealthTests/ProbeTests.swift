@@ -1,0 +1,122 @@
+import Testing
+@testable import weave_health
+
+@Suite struct ProbeTests {
+    @Test func targets() {
+        #expect(ProbeTarget(url: "http://127.0.0.1:9096") == .tcp(host: "127.0.0.1", port: 9096))
+        #expect(ProbeTarget(url: "http://[::1]:9096/health") == .tcp(host: "::1", port: 9096))
+        #expect(ProbeTarget(url: "http://localhost") == .tcp(host: "localhost", port: 80))
+        #expect(ProbeTarget(url: "unix:/run/weave-healthd/health.sock") == .unix(path: "/run/weave-healthd/health.sock"))
+        #expect(ProbeTarget(url: "https://example.com") == nil)
+        #expect(ProbeTarget(url: "http://host:99999") == nil)
+        // The Host header always carries the port, IPv6 in brackets (never a bare ":port").
+        #expect(ProbeTarget.tcp(host: "::1", port: 9096).hostHeader == "[::1]:9096")
+        #expect(ProbeTarget.tcp(host: "127.0.0.1", port: 80).hostHeader == "127.0.0.1:80")
+    }
+
+    @Test func targetFromTheDaemonsConfiguration() {
+        let config = """
+            # weave-healthd
+            details: always
+            listen:
+              - address: 127.0.0.1:9200   # metrics
+              - unix: /run/x.sock
+            checks: []
+            """
+        #expect(ProbeTarget.fromDaemonConfiguration(config) == .tcp(host: "127.0.0.1", port: 9200))
+        #expect(ProbeTarget.fromDaemonConfiguration("listen:\n  - {unix: \"/run/h.sock\", mode: \"0600\"}\n") == .unix(path: "/run/h.sock"))
+        #expect(ProbeTarget.fromDaemonConfiguration("checks: []\n") == .daemonDefault)
+    }
+
+    @Test func options() throws {
+        let several = try ProbeOptions(["--check", "a", "--check=b", "--timeout", "500ms", "--connect-timeout", "0.2"])
+        #expect(several.mode == .checks(["a", "b"]))
+        #expect(several.timeout == .milliseconds(500))
+        #expect(several.connectTimeout == .milliseconds(200))
+        #expect(throws: ProbeOptions.UsageError.self) { try ProbeOptions(["--live", "--ready"]) }
+        #expect(throws: ProbeOptions.UsageError.self) { try ProbeOptions(["--timeout", "soon"]) }
+        #expect(throws: ProbeOptions.UsageError.self) { try ProbeOptions(["--connect-timeout", "5s", "--timeout", "1s"]) }
+        #expect(throws: ProbeOptions.UsageError.self) { try ProbeOptions(["--check"]) }
+        #expect(try ProbeOptions(["top", "--watch"]).watch == .seconds(2))
+    }
+
+    @Test func json() {
+        let value = JSONValue.parse(Array(#"{"a": [1, 2.5e3, "x\"y\u00e9", true, null], "b": {}}"#.utf8))
+        #expect(value?["a"] == .array([.number(1), .number(2500), .string("x\"yé"), .bool(true), .null]))
+        #expect(value?["b"] == .object([]))
+        for bad in ["", "{", "{\"a\":}", "[1,]", "{\"a\":1} x", "\"\u{01}\""] { #expect(JSONValue.parse(Array(bad.utf8)) == nil) }
+    }
+
+    @Test func httpReplies() throws {
+        let plain = try HTTPReply.parse(Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8), complete: false)
+        #expect(plain?.status == 200 && plain?.body == Array("ok".utf8))
+        #expect(try HTTPReply.parse(Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nok".utf8), complete: false) == nil)
+        let chunked = try HTTPReply.parse(Array("HTTP/1.1 503 X\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n1\r\nc\r\n0\r\n\r\n".utf8), complete: false)
+        #expect(chunked?.body == Array("abc".utf8))
+        #expect(throws: ProbeError.self) { try HTTPReply.parse(Array("SSH-2.0-OpenSSH\r\n".utf8), complete: false) }
+        #expect(throws: ProbeError.self) { try HTTPReply.parse(Array("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nok".utf8), complete: true) }
+    }
+
+    private func report(_ checks: [CheckResult]) -> ProbeReport {
+        let state = checks.map(\.state).max() ?? .pass
+        return ProbeReport(state: state, checks: checks, summary: ProbeReport.summarize(state, checks),
+                           target: .daemonDefault, elapsed: .milliseconds(4))
+    }
+
+    @Test func exitCodes() {
+        let degraded = report([CheckResult(name: "disk", state: .warn, output: "9% free")])
+        #expect(degraded.exitCode(strict: false) == 0)
+        #expect(degraded.exitCode(strict: true) == 1)
+        #expect(degraded.nagiosCode == 1)
+        #expect(report([CheckResult(name: "db", state: .fail)]).exitCode(strict: false) == 1)
+        #expect(report([CheckResult(name: "db", state: .fail)]).nagiosCode == 2)
+    }
+
+    /// Nagios plugin output: `SERVICE STATUS - text | perfdata`, perfdata being
+    /// `'label'=value[UOM];[warn];[crit];[min];[max]` separated by spaces, then long output.
+    @Test func nagiosOutputFollowsThePluginGrammar() throws {
+        let text = report([
+            CheckResult(name: "disk-root", state: .fail, output: "3% free", observedValue: 3, observedUnit: "%"),
+            CheckResult(name: "it's", state: .pass, observedValue: 0.25, observedUnit: "s"),
+            CheckResult(name: "exec", state: .pass, observedValue: 0, observedUnit: "exit"),
+        ]).nagiosText
+        let lines = text.split(separator: "\n")
+        #expect(lines[0].hasPrefix("WEAVE HEALTH CRITICAL - 1 of 3 unhealthy: disk-root (3% free) | "))
+        let perfdata = try #require(lines[0].split(separator: "|").last).split(separator: " ")
+        let grammar = /'([^']|'')+'=-?[0-9.]+(%|s|ms|us|B|KB|MB|TB|c)?;[0-9.]*;[0-9.]*;[0-9.]*;[0-9.]*/
+        for item in perfdata { #expect(item.wholeMatch(of: grammar) != nil, "\(item)") }
+        #expect(perfdata.contains("'disk-root'=3%;;;0;100"))
+        #expect(perfdata.contains("'it''s'=0.25s;;;0;"))
+        #expect(lines[1...].map(String.init) == ["[CRITICAL] disk-root: 3% free", "[OK] it's", "[OK] exec"])
+    }
+
+    @Test func jsonModeAddsTheProbeToTheDocument() throws {
+        let raw = Array(#"{"status":"warn","checks":{"disk:status":[{"status":"warn","output":"low"}]}}"#.utf8)
+        let document = try HealthDocument(raw)
+        #expect(document.checks == [CheckResult(name: "disk", state: .warn, output: "low")])
+        let text = Probe.json(report(document.checks), document, exitCode: 0)
+        let parsed = try #require(JSONValue.parse(Array(text.utf8)))
+        #expect(parsed["status"] == .string("warn"))
+        #expect(parsed["probe"]?["exitCode"] == .number(0))
+        #expect(parsed["probe"]?["durationSeconds"] == .number(0.004))
+    }
+
+    @Test func topRendersACapturedMetricsFixture() throws {
+        let path = "/" + #filePath.split(separator: "/").dropLast().joined(separator: "/") + "/Fixtures/metrics.txt"
+        let table = MetricsTable(exposition: try #require(ProbeOptions.read(path)))
+        #expect(table.rows.map(\.service) == ["meh (HealthCheckable)", "disk-root (HealthCheckable)", "good (HealthCheckable)"])
+        #expect(table.rows.map(\.health) == ["degraded", "healthy", "healthy"])
+        #expect(table.rows.allSatisfy { $0.resolutions == 2 && $0.errors == 0 })
+        let text = table.render(source: "fixture", limit: 2, color: false)
+        #expect(text.contains("SERVICE"))
+        #expect(text.contains("meh (HealthCheckable)                2    30.0µs    49.6µs         0         0  degraded"))
+        #expect(text.contains("… 1 more (--limit)"))
+    }
+
+    @Test func quantilesInterpolateInsideTheirBucket() {
+        let buckets: [(key: Double, value: Double)] = [(0.001, 50), (0.01, 90), (0.1, 100), (.infinity, 100)]
+        #expect(MetricsTable.quantile(0.5, buckets) == 0.001)
+        #expect(abs(MetricsTable.quantile(0.99, buckets)! - 0.091) < 1e-9)
+        #expect(MetricsTable.quantile(0.5, [(.infinity, 0)]) == nil)
+    }
+}
