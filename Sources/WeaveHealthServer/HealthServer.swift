@@ -18,7 +18,6 @@ public final class HealthServer: Service, Sendable {
     private let group: any EventLoopGroup
     private let inherited: [(descriptor: Int32, role: ListenerRole)]
     private let logger: Logger
-    private let ready = Locked<[CheckedContinuation<[String], Never>]>([])
     private let boundAddresses = Locked<[String]?>(nil)
 
     /// `inheritedSockets`: already-bound listening descriptors to use instead of binding (socket
@@ -33,14 +32,6 @@ public final class HealthServer: Service, Sendable {
 
     /// The addresses listened on, or nil while `run()` has not bound them yet.
     public var boundListeners: [String]? { boundAddresses.withLock { $0 } }
-
-    /// The addresses listened on, once `run()` has bound them.
-    public func listening() async -> [String] {
-        await withCheckedContinuation { continuation in
-            let done = boundAddresses.withLock { $0 }
-            if let done { continuation.resume(returning: done) } else { ready.withLock { $0.append(continuation) } }
-        }
-    }
 
     public func run() async throws {
         // One quiescing helper per listening channel: each tracks the connections of one server channel.
@@ -65,11 +56,7 @@ public final class HealthServer: Service, Sendable {
             throw error
         }
         let addresses = channels.map { $0.localAddress.map(Self.describe) ?? "?" }
-        let waiting = boundAddresses.withLock { value -> [CheckedContinuation<[String], Never>] in
-            value = addresses
-            return ready.withLock { list in defer { list = [] }; return list }
-        }
-        for continuation in waiting { continuation.resume(returning: addresses) }
+        boundAddresses.withLock { $0 = addresses }
         logger.info("Listening", metadata: ["addresses": "\(addresses.joined(separator: ", "))"])
 
         let quiesce: @Sendable () -> Void = { [helpers] in for helper in helpers { helper.initiateShutdown(promise: nil) } }

@@ -131,12 +131,7 @@ cat > "$WORK/notify.yaml" <<YAML
 listen:
   - address: 127.0.0.1:$PORT
 checks:
-  - name: disk-root
-    type: disk
-    path: /
-    warn_free_percent: 1
-    fail_free_percent: 0
-    interval: 1s
+  - {name: disk-root, type: disk, path: /, warn_free_percent: 1, fail_free_percent: 0, interval: 1s}
 YAML
 "$PY" "$HERE/notify_socket.py" "$WORK/notify.sock" "$WORK/notify.log" &
 PIDS+=("$!")
