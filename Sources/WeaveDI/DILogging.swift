@@ -62,10 +62,10 @@ enum DILog {
         guard enabled(category) else { return }
         let admitted = throttle.admit("\(event.rawValue) \(service)") { suppressed, window in
             log(category, level, "Suppressed \(suppressed) more \(event.title) records of \(service) in the last \(window)",
-                metadata: event.metadata.merging(["service": "\(service)", "suppressed": "\(suppressed)"]) { $1 },
+                metadata: event.metadata(["service": "\(service)", "suppressed": "\(suppressed)"]),
                 file: file, function: function, line: line)
         }
         guard admitted else { return }
-        log(category, level, message(), metadata: event.metadata.merging(metadata()) { $1 }, file: file, function: function, line: line)
+        log(category, level, message(), metadata: event.metadata(metadata()), file: file, function: function, line: line)
     }
 }

@@ -187,10 +187,10 @@ public actor HealthMonitor {
         case .unhealthy: .error
         }
         logger.log(level: level, "Health of \(name): \(previous?.status.state.rawValue ?? "unknown") → \(status.state.rawValue)",
-                   metadata: WeaveEvent.healthTransition.metadata.merging([
+                   metadata: WeaveEvent.healthTransition.metadata([
                        "check": "\(name)", "state_from": "\(previous?.status.state.rawValue ?? "unknown")",
                        "state_to": "\(status.state.rawValue)", "reason": "\(status.reason ?? "")",
-                   ]) { $1 })
+                   ]))
     }
 }
 

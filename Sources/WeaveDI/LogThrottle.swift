@@ -23,6 +23,11 @@ final class LogThrottle: Sendable {
         var start: ContinuousClock.Instant
         var logged: Int
         var suppressed: Int
+
+        /// Still counting: inside its time, or waiting for its summary to be written.
+        func isOpen(at now: ContinuousClock.Instant, _ limit: LogRateLimit) -> Bool {
+            now - start < limit.window || suppressed > 0
+        }
     }
 
     private struct State {
@@ -47,8 +52,8 @@ final class LogThrottle: Sendable {
         let now = ContinuousClock.now
         let decision = state.withLock { state -> (admitted: Bool, closeAt: ContinuousClock.Instant?, window: Duration) in
             let limit = state.limit
-            if state.windows.count > 1_024 { state.windows = state.windows.filter { now - $0.value.start < limit.window } }
-            var window = state.windows[key].flatMap { now - $0.start < limit.window || $0.suppressed > 0 ? $0 : nil }
+            if state.windows.count > 1_024 { state.windows = state.windows.filter { $0.value.isOpen(at: now, limit) } }
+            var window = state.windows[key].flatMap { $0.isOpen(at: now, limit) ? $0 : nil }
                 ?? Window(start: now, logged: 0, suppressed: 0)
             defer { state.windows[key] = window }
             if window.logged < limit.burst {

@@ -123,8 +123,8 @@ public final class MemoryPressureMonitor: Sendable {
             container.pressureEvents.add(1, ordering: .relaxed)
         }
         DILog.log(.warnings, .warning, "Memory pressure (\(source)): evicted \(evicted) cached instances",
-                  metadata: ["message_id": "\(WeaveEvent.memoryPressure.messageID)", "source": "\(source)", "evictions": "\(evicted)",
-                             "psi_some_avg10": "\(pressure?.some.avg10 ?? -1)"])
+                  metadata: WeaveEvent.memoryPressure.metadata(["source": "\(source)", "evictions": "\(evicted)",
+                                                                "psi_some_avg10": "\(pressure?.some.avg10 ?? -1)"]))
         Hooks.memoryPressure(MemoryPressureEvent(source: source, pressure: pressure, evictions: evicted))
     }
 

@@ -30,6 +30,11 @@ public enum WeaveEvent: String, CaseIterable, Sendable {
     /// The journald `MESSAGE_ID`: 32 lower-case hex digits.
     public var messageID: String { rawValue }
 
-    /// `["message_id": …]`, to merge into a log record's metadata.
+    /// `["message_id": …]`, the metadata that marks a log record as this event.
     public var metadata: Logger.Metadata { ["message_id": .string(rawValue)] }
+
+    /// `fields` plus this event's `message_id`.
+    public func metadata(_ fields: Logger.Metadata) -> Logger.Metadata {
+        metadata.merging(fields) { $1 }
+    }
 }

@@ -14,6 +14,8 @@ struct JournalEntry {
     let line: UInt
     /// Metadata as (field name, value), flattened and sanitized, sorted by name.
     let metadataFields: [(name: String, value: String)]
+    /// The field that carries `label` (`<prefix>LOGGER`); the one-line form shows the label itself.
+    let labelField: String
     var messageID: String?
     var errno: Int32?
 
@@ -38,7 +40,7 @@ struct JournalEntry {
             }
             Self.flatten(key, value) { fields.append((JournalFieldName.sanitized($0, prefix: fieldPrefix), $1)) }
         }
-        fields.append((fieldPrefix + "LOGGER", label))
+        labelField = fieldPrefix + "LOGGER"
         metadataFields = fields.sorted { $0.0 < $1.0 }
     }
 
@@ -63,6 +65,7 @@ struct JournalEntry {
         if let messageID { result.append("MESSAGE_ID=\(messageID)") }
         if let errno { result.append("ERRNO=\(errno)") }
         for field in metadataFields { result.append("\(field.name)=\(field.value)") }
+        result.append("\(labelField)=\(label)")
         return result
     }
 
@@ -72,7 +75,7 @@ struct JournalEntry {
         var text = "\(Self.localTimestamp()) \(level) \(label): \(message)"
         if let messageID { text += " MESSAGE_ID=\(messageID)" }
         if let errno { text += " ERRNO=\(errno)" }
-        for field in metadataFields where !field.name.hasSuffix("LOGGER") {
+        for field in metadataFields {
             text += " \(field.name)=\(field.value.contains(" ") ? "\"\(field.value)\"" : field.value)"
         }
         return Self.escapingControlCharacters(text) + "\n"

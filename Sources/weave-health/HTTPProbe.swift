@@ -200,7 +200,7 @@ extension HTTPReply {
         while true {
             guard let lineEnd = bytes[index...].firstRange(of: [13, 10]) else { return nil }
             let sizeText = String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";").first ?? ""
-            guard let size = Int(sizeText.trimmingCharacters(), radix: 16) else { throw .badResponse("bad chunk size") }
+            guard let size = Int(String(sizeText).trimmingSpaces, radix: 16) else { throw .badResponse("bad chunk size") }
             index = lineEnd.upperBound
             if size == 0 { return output }
             guard bytes.count >= index + size + 2 else { return nil }
@@ -213,8 +213,4 @@ extension HTTPReply {
         let text = String(decoding: bytes.prefix(40), as: UTF8.self)
         return "\"" + String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "." : Character($0) }) + "\""
     }
-}
-
-extension Substring {
-    fileprivate func trimmingCharacters() -> String { String(self).trimmingSpaces }
 }

@@ -3,8 +3,28 @@ struct CheckResult: Equatable {
     enum State: String, Comparable {
         case pass, warn, fail
 
-        static func < (lhs: State, rhs: State) -> Bool { lhs.rank < rhs.rank }
-        private var rank: Int { self == .pass ? 0 : self == .warn ? 1 : 2 }
+        static func < (lhs: State, rhs: State) -> Bool { lhs.nagiosCode < rhs.nagiosCode }
+
+        /// The daemon's word for it (`weave_health_status{state}`).
+        var word: String { ["healthy", "degraded", "unhealthy"][Int(nagiosCode)] }
+
+        init?(word: String) {
+            switch word {
+            case "healthy": self = .pass
+            case "degraded": self = .warn
+            case "unhealthy": self = .fail
+            default: return nil
+            }
+        }
+
+        /// Nagios plugin states: 0 OK, 1 WARNING, 2 CRITICAL (3 UNKNOWN is for errors).
+        var nagiosCode: Int32 { self == .pass ? 0 : self == .warn ? 1 : 2 }
+        var nagiosLabel: String { ["OK", "WARNING", "CRITICAL"][Int(nagiosCode)] }
+
+        /// `text` in this state's terminal colour: green, yellow, red.
+        func paint(_ text: String) -> String {
+            ["\u{1B}[32m", "\u{1B}[33m", "\u{1B}[31m"][Int(nagiosCode)] + text + "\u{1B}[0m"
+        }
     }
 
     var name: String

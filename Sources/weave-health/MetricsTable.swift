@@ -81,9 +81,7 @@ struct MetricsTable {
         for row in shown {
             let figures = [Self.count(row.resolutions), Self.duration(row.p50), Self.duration(row.p99), Self.count(row.errors), Self.count(row.slow)]
             var health = row.health ?? "-"
-            if color, let state = row.health {
-                health = (state == "healthy" ? "\u{1B}[32m" : state == "degraded" ? "\u{1B}[33m" : "\u{1B}[31m") + state + "\u{1B}[0m"
-            }
+            if color, let state = row.health { health = (CheckResult.State(word: state) ?? .fail).paint(state) }
             text += row.service.padding(to: width) + "  " + figures.map { $0.leftPadded(to: 9) }.joined(separator: " ") + "  \(health)\n"
         }
         if rows.count > limit { text += "… \(rows.count - limit) more (--limit)\n" }

@@ -10,17 +10,17 @@ enum Probe {
             return finish(report, document: document, options, color: color)
         } catch {
             let elapsed = clock.now - start
+            // Nagios: a bad answer is UNKNOWN; no answer at all (unreachable, timed out) is CRITICAL.
+            let nagiosCode: Int32 = if case .badResponse = error { 3 } else { 2 }
             switch options.output {
             case .quiet: break
             case .human: write("unhealthy: \(error) (\(target))\n", to: 1)
             case .json:
                 write("{\"status\":\"fail\",\"output\":\(jsonString(error.description)),\(probeJSON(target, elapsed, exitCode: 1))}\n", to: 1)
             case .nagios:
-                let label = if case .badResponse = error { "UNKNOWN" } else { "CRITICAL" }
-                write("WEAVE HEALTH \(label) - \(error) (\(target)) | 'time'=\(ProbeReport.decimal(elapsed.seconds))s;;;0;\n", to: 1)
+                write("WEAVE HEALTH \(nagiosCode == 3 ? "UNKNOWN" : "CRITICAL") - \(error) (\(target)) | 'time'=\(ProbeReport.decimal(elapsed.seconds))s;;;0;\n", to: 1)
             }
-            if options.output == .nagios, case .badResponse = error { return 3 }
-            return options.output == .nagios ? 2 : 1
+            return options.output == .nagios ? nagiosCode : 1
         }
     }
 

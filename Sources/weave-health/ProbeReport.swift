@@ -28,7 +28,7 @@ struct ProbeReport {
         if !failing.isEmpty { parts.append("\(failing.count) of \(checks.count) unhealthy: \(names(failing))") }
         if !warning.isEmpty { parts.append("\(warning.count) of \(checks.count) degraded: \(names(warning))") }
         if parts.isEmpty {
-            return checks.isEmpty ? "daemon \(state == .pass ? "healthy" : state == .warn ? "degraded" : "unhealthy")"
+            return checks.isEmpty ? "daemon \(state.word)"
                 : "\(checks.count) of \(checks.count) healthy"
         }
         return parts.joined(separator: "; ")
@@ -36,18 +36,16 @@ struct ProbeReport {
 
     // MARK: Nagios
 
-    /// Nagios plugin states: 0 OK, 1 WARNING, 2 CRITICAL (3 UNKNOWN is for errors).
-    var nagiosCode: Int32 { state == .pass ? 0 : state == .warn ? 1 : 2 }
+    var nagiosCode: Int32 { state.nagiosCode }
 
     /// `WEAVE HEALTH CRITICAL - 1 of 12 unhealthy: … | 'disk-root'=3%;;;0;100 'time'=0.004s;;;0;`
     /// then one line per check (long output).
     var nagiosText: String {
-        let label = ["OK", "WARNING", "CRITICAL"][Int(nagiosCode)]
         var perfdata = checks.compactMap(Self.perfdata)
         perfdata.append("'time'=\(Self.decimal(elapsed.seconds))s;;;0;")
-        var text = "WEAVE HEALTH \(label) - \(summary) | \(perfdata.joined(separator: " "))\n"
+        var text = "WEAVE HEALTH \(state.nagiosLabel) - \(summary) | \(perfdata.joined(separator: " "))\n"
         for check in checks {
-            text += "[\(["OK", "WARNING", "CRITICAL"][check.state == .pass ? 0 : check.state == .warn ? 1 : 2])] \(check.name)"
+            text += "[\(check.state.nagiosLabel)] \(check.name)"
             if let output = check.output { text += ": \(output)" }
             text += "\n"
         }
@@ -75,16 +73,12 @@ struct ProbeReport {
 
     /// One line per check, coloured when `color`.
     func humanText(color: Bool) -> String {
-        func paint(_ text: String, _ state: CheckResult.State) -> String {
-            guard color else { return text }
-            return (state == .pass ? "\u{1B}[32m" : state == .warn ? "\u{1B}[33m" : "\u{1B}[31m") + text + "\u{1B}[0m"
-        }
-        let word = ["pass": "healthy", "warn": "degraded", "fail": "unhealthy"]
-        var text = "\(paint(word[state.rawValue]!, state)): \(summary) (\(target), \(Self.decimal((elapsed.seconds * 10_000).rounded() / 10)) ms)\n"
+        func paint(_ text: String, _ state: CheckResult.State) -> String { color ? state.paint(text) : text }
+        var text = "\(paint(state.word, state)): \(summary) (\(target), \(Self.decimal((elapsed.seconds * 10_000).rounded() / 10)) ms)\n"
         let width = checks.map(\.name.count).max() ?? 0
         for check in checks {
             let mark = check.state == .pass ? "✔" : check.state == .warn ? "!" : "✘"
-            var line = "  \(paint(mark, check.state)) \(check.name.padding(to: width))  \(paint(word[check.state.rawValue]!.padding(to: 9), check.state))"
+            var line = "  \(paint(mark, check.state)) \(check.name.padding(to: width))  \(paint(check.state.word.padding(to: 9), check.state))"
             if let value = check.observedValue { line += "  \(Self.decimal(value))\(check.observedUnit.map { $0 == "%" || $0 == "s" ? $0 : " \($0)" } ?? "")" }
             if let output = check.output { line += "  \(output)" }
             text += line.trimmingSpaces + "\n"

@@ -13,6 +13,12 @@ struct DaemonConfiguration: Sendable {
     var logRateLimit: LogRateLimit
     var checks: [CheckConfiguration]
 
+    /// Applies the process-wide WeaveDI settings (at startup and on every reload).
+    func applyContainerSettings() {
+        UnifiedDI.slowResolutionThreshold = slowResolutionThreshold
+        UnifiedDI.logRateLimit = logRateLimit
+    }
+
     /// The port loopback checks of the daemon itself target (the first TCP listener's).
     var ownPort: Int? {
         for case .tcp(_, let port) in listeners { return port }

@@ -49,17 +49,15 @@ struct ReloadService: Service {
             }
             do {
                 let configuration = try ConfigurationLoader.load(path: path)
-                UnifiedDI.slowResolutionThreshold = configuration.slowResolutionThreshold
-                UnifiedDI.logRateLimit = configuration.logRateLimit
+                configuration.applyContainerSettings()
                 source.replace(with: await Runtime(configuration: configuration, group: group))
                 reloaded.yield()
                 logger.notice("Configuration reloaded",
-                              metadata: WeaveEvent.configReloaded.metadata.merging(
-                                  ["file": "\(path)", "checks": "\(configuration.checks.count)"]) { $1 })
+                              metadata: WeaveEvent.configReloaded.metadata(["file": "\(path)", "checks": "\(configuration.checks.count)"]))
             } catch {
                 logger.error("Configuration rejected; the previous one keeps running: \(error)",
-                             metadata: WeaveEvent.configRejected.metadata.merging(
-                                 ["file": "\(path)", "line": "\(error.line)", "column": "\(error.column)"]) { $1 })
+                             metadata: WeaveEvent.configRejected.metadata(
+                                 ["file": "\(path)", "line": "\(error.line)", "column": "\(error.column)"]))
             }
         }
     }

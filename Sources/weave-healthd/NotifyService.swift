@@ -51,11 +51,11 @@ struct NotifyService: Service {
         }
         notifier.ready()
         logger.info("weave-healthd \(Defaults.version) started",
-                    metadata: WeaveEvent.startup.metadata.merging([
+                    metadata: WeaveEvent.startup.metadata([
                         "listen": "\((server.boundListeners ?? []).joined(separator: ", "))",
                         "checks": "\(source.runtime.configuration.checks.count)",
                         "startup_ms": "\((clock.now - start).totalNanoseconds / 1_000_000)",
-                    ]) { $1 })
+                    ]))
         return true
     }
 

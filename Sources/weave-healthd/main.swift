@@ -112,8 +112,7 @@ if !activated.isEmpty {
                 metadata: ["sockets": "\(zip(activated, listeners).map { "\($0.name)=\($1)" }.joined(separator: ", "))"])
 }
 
-UnifiedDI.slowResolutionThreshold = configuration.slowResolutionThreshold
-UnifiedDI.logRateLimit = configuration.logRateLimit
+configuration.applyContainerSettings()
 var pressure = MemoryPressureConfiguration()
 pressure.trigger = configuration.memoryPressureTrigger
 MemoryPressureMonitor(configuration: pressure).start()
