@@ -3,7 +3,6 @@ import Glibc
 #endif
 import WeaveDI
 import WeaveHealthServer
-import Yams
 
 /// Reads a YAML configuration, rejecting anything unknown or malformed with its position.
 struct ConfigurationLoader {
@@ -19,17 +18,13 @@ struct ConfigurationLoader {
     }
 
     func parse() throws(ConfigurationError) -> DaemonConfiguration {
-        let root: Node
-        do {
-            guard let node = try Yams.compose(yaml: text) else { throw error(nil, "the configuration is empty") }
-            root = node
-        } catch let error as ConfigurationError {
-            throw error
-        } catch let error as YamlError {
-            throw yamlError(error)
+        let document: YAMLNode?
+        do throws(YAMLSyntaxError) {
+            document = try YAMLReader.parse(text)
         } catch {
-            throw self.error(nil, "\(error)")
+            throw ConfigurationError(file: file, line: error.line, column: error.column, message: "YAML: \(error.message)")
         }
+        guard let root = document else { throw error(nil, "the configuration is empty") }
         let top = try mapping(root, allowed: ["listen", "details", "bearer_token_file", "slow_resolution_threshold",
                                               "memory_pressure", "status_codes", "log_rate_limit", "checks"])
         var configuration = DaemonConfiguration(
@@ -84,7 +79,7 @@ struct ConfigurationLoader {
             configuration.statusCodes = (try code("pass", 200), try code("warn", 200), try code("fail", 503))
         }
         if let checks = top["checks"] {
-            guard case .sequence(let items) = checks else { throw error(checks, "checks must be a list") }
+            guard case .sequence(let items) = checks.value else { throw error(checks, "checks must be a list") }
             var names: Set<String> = []
             for item in items {
                 let check = try self.check(item, ownPort: configuration.ownPort)
@@ -97,8 +92,8 @@ struct ConfigurationLoader {
 
     // MARK: Sections
 
-    private func listeners(_ node: Node) throws(ConfigurationError) -> [Listener] {
-        guard case .sequence(let items) = node, !items.isEmpty else { throw error(node, "listen must be a non-empty list") }
+    private func listeners(_ node: YAMLNode) throws(ConfigurationError) -> [Listener] {
+        guard case .sequence(let items) = node.value, !items.isEmpty else { throw error(node, "listen must be a non-empty list") }
         var result: [Listener] = []
         for item in items {
             let fields = try mapping(item, allowed: ["address", "unix", "mode"])
@@ -140,7 +135,7 @@ struct ConfigurationLoader {
     private static let commonKeys: Set<String> = ["name", "type", "interval", "timeout", "failures_before_unhealthy",
                                                   "successes_before_healthy", "groups"]
 
-    private func check(_ node: Node, ownPort: Int?) throws(ConfigurationError) -> CheckConfiguration {
+    private func check(_ node: YAMLNode, ownPort: Int?) throws(ConfigurationError) -> CheckConfiguration {
         let all = try mapping(node, allowed: nil)
         guard let nameNode = all["name"] else { throw error(node, "a check needs a name") }
         let name = try string(nameNode)
@@ -168,7 +163,7 @@ struct ConfigurationLoader {
         if let value = fields["failures_before_unhealthy"] { settings.failuresBeforeUnhealthy = try positive(value) }
         if let value = fields["successes_before_healthy"] { settings.successesBeforeHealthy = try positive(value) }
         if let value = fields["groups"] {
-            guard case .sequence(let groups) = value else { throw error(value, "groups must be a list, such as [ready]") }
+            guard case .sequence(let groups) = value.value else { throw error(value, "groups must be a list, such as [ready]") }
             var names: Set<String> = []
             for group in groups { names.insert(try string(group)) }
             settings.groups = names
@@ -194,7 +189,7 @@ struct ConfigurationLoader {
             guard let commandNode = fields["command"] else { throw error(node, "an exec check needs command") }
             let shell = try fields["shell"].map { node throws(ConfigurationError) in try boolean(node) } ?? false
             var command: [String]
-            switch commandNode {
+            switch commandNode.value {
             case .sequence(let parts):
                 command = []
                 for part in parts { command.append(try string(part)) }
@@ -236,9 +231,9 @@ struct ConfigurationLoader {
 
     // MARK: Values
 
-    private func mapping(_ node: Node, allowed: Set<String>?) throws(ConfigurationError) -> [String: Node] {
-        guard case .mapping(let mapping) = node else { throw error(node, "expected a mapping of key: value") }
-        var result: [String: Node] = [:]
+    private func mapping(_ node: YAMLNode, allowed: Set<String>?) throws(ConfigurationError) -> [String: YAMLNode] {
+        guard case .mapping(let mapping) = node.value else { throw error(node, "expected a mapping of key: value") }
+        var result: [String: YAMLNode] = [:]
         for (keyNode, value) in mapping {
             let key = try string(keyNode)
             if let allowed, !allowed.contains(key) {
@@ -256,28 +251,28 @@ struct ConfigurationLoader {
         a.hasPrefix(b) || b.hasPrefix(a) || (abs(a.count - b.count) <= 2 && Set(a).symmetricDifference(Set(b)).count <= 2)
     }
 
-    private func string(_ node: Node) throws(ConfigurationError) -> String {
-        guard case .scalar(let scalar) = node else { throw error(node, "expected a value, not a list or mapping") }
-        return scalar.string
+    private func string(_ node: YAMLNode) throws(ConfigurationError) -> String {
+        guard case .scalar(let scalar) = node.value else { throw error(node, "expected a value, not a list or mapping") }
+        return scalar
     }
 
-    private func integer(_ node: Node) throws(ConfigurationError) -> Int {
+    private func integer(_ node: YAMLNode) throws(ConfigurationError) -> Int {
         guard let value = Int(try string(node)) else { throw error(node, "expected a whole number") }
         return value
     }
 
-    private func positive(_ node: Node) throws(ConfigurationError) -> Int {
+    private func positive(_ node: YAMLNode) throws(ConfigurationError) -> Int {
         let value = try integer(node)
         guard value >= 1 else { throw error(node, "expected a number of at least 1") }
         return value
     }
 
-    private func number(_ node: Node) throws(ConfigurationError) -> Double {
+    private func number(_ node: YAMLNode) throws(ConfigurationError) -> Double {
         guard let value = Double(try string(node)), value.isFinite, value >= 0 else { throw error(node, "expected a non-negative number") }
         return value
     }
 
-    private func boolean(_ node: Node) throws(ConfigurationError) -> Bool {
+    private func boolean(_ node: YAMLNode) throws(ConfigurationError) -> Bool {
         switch try string(node) {
         case "true", "yes", "on": return true
         case "false", "no", "off": return false
@@ -285,7 +280,7 @@ struct ConfigurationLoader {
         }
     }
 
-    private func statusRange(_ node: Node) throws(ConfigurationError) -> ClosedRange<Int> {
+    private func statusRange(_ node: YAMLNode) throws(ConfigurationError) -> ClosedRange<Int> {
         let text = try string(node)
         let parts = text.split(separator: "-").map { Int($0.trimmingCharacters()) }
         if parts.count == 1, let code = parts[0], (100...599).contains(code) { return code...code }
@@ -296,7 +291,7 @@ struct ConfigurationLoader {
     }
 
     /// `250us`, `10ms`, `5s`, `2m`, `1h`, or a plain number of seconds.
-    private func duration(_ node: Node) throws(ConfigurationError) -> Duration {
+    private func duration(_ node: YAMLNode) throws(ConfigurationError) -> Duration {
         let text = try string(node)
         guard let parsed = Self.parseDuration(text), parsed > .zero else {
             throw error(node, "expected a positive duration such as 500ms, 10s or 2m, not '\(text)'")
@@ -316,22 +311,8 @@ struct ConfigurationLoader {
 
     // MARK: Errors
 
-    private func error(_ node: Node?, _ message: String) -> ConfigurationError {
-        let mark = node?.mark
-        return ConfigurationError(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1, message: message)
-    }
-
-    private func yamlError(_ error: YamlError) -> ConfigurationError {
-        switch error {
-        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
-             .composer(let context, let problem, let mark, _):
-            let prefix = context.map { "\($0.text) " } ?? ""
-            return ConfigurationError(file: file, line: mark.line, column: mark.column, message: "YAML: \(prefix)\(problem)")
-        case .reader(let problem, _, _, _):
-            return ConfigurationError(file: file, line: 1, column: 1, message: "YAML: \(problem)")
-        default:
-            return ConfigurationError(file: file, line: 1, column: 1, message: "YAML: \(error)")
-        }
+    private func error(_ node: YAMLNode?, _ message: String) -> ConfigurationError {
+        ConfigurationError(file: file, line: node?.line ?? 1, column: node?.column ?? 1, message: message)
     }
 }
 
