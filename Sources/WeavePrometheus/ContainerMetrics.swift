@@ -8,7 +8,7 @@ public enum ContainerMetrics {
         var created: [([(String, String)], Double)] = []
         var slow: [([(String, String)], Double)] = []
         var errors: [([(String, String)], Double)] = []
-        var durations: [UInt8] = []
+        var durations: [MetricFamily.HistogramSeries] = []
         var registrations: [String: Int] = [:]
         for service in statistics.services {
             let labels = [("service", service.service)]
@@ -23,10 +23,10 @@ public enum ContainerMetrics {
                 errors.append((labels + [("kind", kind.rawValue)], Double(count)))
             }
             if service.scope != nil {
-                appendHistogram(&durations, service.factoryLatency, service: service.service, path: "factory")
+                durations.append(series(service.factoryLatency, service: service.service, path: "factory"))
             }
             if service.cachedHitLatency.count > 0 {
-                appendHistogram(&durations, service.cachedHitLatency, service: service.service, path: "cached_hit")
+                durations.append(series(service.cachedHitLatency, service: service.service, path: "cached_hit"))
             }
         }
         return [
@@ -36,7 +36,7 @@ public enum ContainerMetrics {
             .counter("weave_resolution_errors", "Failed resolves, by service and error kind.", errors),
             MetricFamily(name: "weave_resolve_duration_seconds", kind: .histogram,
                          help: "Resolve latency: every factory run; one cached hit in 64 per thread (path=cached_hit).",
-                         unit: "seconds", samples: [], renderedSamples: durations),
+                         unit: "seconds", histograms: durations),
             .gauge("weave_registrations", "Registered services, by scope.",
                    Scope.allCases.map { ([("scope", $0.rawValue)], Double(registrations[$0.rawValue] ?? 0)) }),
             .counter("weave_cache_evictions", "Cached instances dropped by eviction or memory pressure.",
@@ -46,31 +46,9 @@ public enum ContainerMetrics {
         ]
     }
 
-    /// Appends the `_bucket` (cumulative, with +Inf), `_sum` and `_count` lines of one series of
-    /// `weave_resolve_duration_seconds`, written straight into the exposition bytes.
-    static func appendHistogram(_ out: inout [UInt8], _ histogram: LatencyHistogram, service: String, path: String) {
-        var labels = Array("{service=\"".utf8)
-        Exposition.appendEscapedLabel(&labels, service)
-        labels.append(contentsOf: "\",path=\"\(path)\"".utf8)
-        let name = Array("weave_resolve_duration_seconds".utf8)
-        for (index, count) in histogram.cumulativeCounts.enumerated() {
-            out.append(contentsOf: name)
-            out.append(contentsOf: "_bucket".utf8)
-            out.append(contentsOf: labels)
-            out.append(contentsOf: ",le=\"".utf8)
-            out.append(contentsOf: boundLabels[index].utf8)
-            out.append(contentsOf: "\"} ".utf8)
-            Exposition.appendValue(&out, Double(count))
-            out.append(UInt8(ascii: "\n"))
-        }
-        for (suffix, value) in [("_sum", histogram.sumSeconds), ("_count", Double(histogram.count))] {
-            out.append(contentsOf: name)
-            out.append(contentsOf: suffix.utf8)
-            out.append(contentsOf: labels)
-            out.append(contentsOf: "} ".utf8)
-            Exposition.appendValue(&out, value)
-            out.append(UInt8(ascii: "\n"))
-        }
+    private static func series(_ histogram: LatencyHistogram, service: String, path: String) -> MetricFamily.HistogramSeries {
+        MetricFamily.HistogramSeries(labels: [("service", service), ("path", path)], bucketLabels: boundLabels,
+                                     bucketCounts: histogram.bucketCounts, sum: histogram.sumSeconds)
     }
 }
 

@@ -29,7 +29,7 @@ public enum Exposition {
     /// The exposition of `families` as UTF-8 bytes.
     public static func render(_ families: [MetricFamily], format: Format) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(families.reduce(0) { $0 + 80 * ($1.samples.count + 2) })
+        out.reserveCapacity(families.reduce(0) { $0 + estimatedSize($1) })
         for family in families.sorted(by: { $0.name < $1.name }) {
             // The text format names a counter family as its samples are named; OpenMetrics drops `_total`.
             let familyName = format == .prometheusText && family.kind == .counter ? family.name + "_total" : family.name
@@ -55,28 +55,95 @@ public enum Exposition {
                 out.append(contentsOf: sample.suffix.utf8)
                 if !sample.labels.isEmpty {
                     out.append(UInt8(ascii: "{"))
-                    for (index, label) in sample.labels.enumerated() {
-                        if index > 0 { out.append(UInt8(ascii: ",")) }
-                        out.append(contentsOf: label.0.utf8)
-                        out.append(contentsOf: "=\"".utf8)
-                        appendEscapedLabel(&out, label.1)
-                        out.append(UInt8(ascii: "\""))
-                    }
+                    appendLabels(&out, sample.labels)
                     out.append(UInt8(ascii: "}"))
                 }
                 out.append(UInt8(ascii: " "))
                 appendValue(&out, sample.value)
                 out.append(UInt8(ascii: "\n"))
             }
-            out.append(contentsOf: family.renderedSamples)
+            // `le="…"} ` of every bucket, made once for all the series that share their bounds.
+            var bucketEnds: (labels: [String], bytes: [[UInt8]]) = ([], [])
+            for series in family.histograms {
+                appendHistogram(&out, name: name, series, bucketEnds: &bucketEnds)
+            }
         }
         if format == .openMetrics { out.append(contentsOf: "# EOF\n".utf8) }
         return out
     }
 
+    /// The `_bucket` lines (cumulative, `+Inf` last), `_sum` and `_count` of one histogram series.
+    /// The text up to the `le` value is built once per series, then copied for every bucket.
+    private static func appendHistogram(_ out: inout [UInt8], name: [UInt8], _ series: MetricFamily.HistogramSeries,
+                                        bucketEnds: inout (labels: [String], bytes: [[UInt8]])) {
+        if series.bucketLabels != bucketEnds.labels {
+            bucketEnds = (series.bucketLabels, series.bucketLabels.map { Array("\($0)\"} ".utf8) })
+        }
+        var labels: [UInt8] = []
+        appendLabels(&labels, series.labels)
+        var bucketPrefix = name
+        bucketPrefix.append(contentsOf: "_bucket{".utf8)
+        bucketPrefix.append(contentsOf: labels)
+        if !labels.isEmpty { bucketPrefix.append(UInt8(ascii: ",")) }
+        bucketPrefix.append(contentsOf: "le=\"".utf8)
+        var cumulative: UInt64 = 0
+        for (end, count) in zip(bucketEnds.bytes, series.bucketCounts) {
+            cumulative &+= count
+            out.append(contentsOf: bucketPrefix)
+            out.append(contentsOf: end)
+            appendValue(&out, Double(cumulative))
+            out.append(UInt8(ascii: "\n"))
+        }
+        for (suffix, value) in [("_sum", series.sum), ("_count", Double(cumulative))] {
+            out.append(contentsOf: name)
+            out.append(contentsOf: suffix.utf8)
+            if !labels.isEmpty {
+                out.append(UInt8(ascii: "{"))
+                out.append(contentsOf: labels)
+                out.append(UInt8(ascii: "}"))
+            }
+            out.append(UInt8(ascii: " "))
+            appendValue(&out, value)
+            out.append(UInt8(ascii: "\n"))
+        }
+    }
+
+    /// `key="value",…` without braces.
+    private static func appendLabels(_ out: inout [UInt8], _ labels: [(String, String)]) {
+        for (index, label) in labels.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(contentsOf: label.0.utf8)
+            out.append(contentsOf: "=\"".utf8)
+            appendEscapedLabel(&out, label.1)
+            out.append(UInt8(ascii: "\""))
+        }
+    }
+
+    /// About the bytes `family` renders to, so the output is allocated once.
+    private static func estimatedSize(_ family: MetricFamily) -> Int {
+        let name = family.name.utf8.count
+        var size = 2 * name + family.help.utf8.count + 40
+        for sample in family.samples {
+            size += name + sample.suffix.utf8.count + sample.labels.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + 24
+        }
+        for series in family.histograms {
+            let line = name + series.labels.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + 40
+            size += line * (series.bucketCounts.count + 2)
+        }
+        return size
+    }
+
     /// A label value with backslash, double quote and line feed escaped, appended without copies
     /// when there is nothing to escape.
     static func appendEscapedLabel(_ out: inout [UInt8], _ text: String) {
+        let copied = text.utf8.withContiguousStorageIfAvailable { bytes in
+            for byte in bytes where byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\n") {
+                return false
+            }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if copied == true { return }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)

@@ -17,8 +17,30 @@ public struct MetricFamily: Sendable, Equatable {
         }
 
         public static func == (lhs: Sample, rhs: Sample) -> Bool {
-            lhs.suffix == rhs.suffix && lhs.value == rhs.value
-                && lhs.labels.map(\.0) == rhs.labels.map(\.0) && lhs.labels.map(\.1) == rhs.labels.map(\.1)
+            lhs.suffix == rhs.suffix && lhs.value == rhs.value && sameLabels(lhs.labels, rhs.labels)
+        }
+    }
+
+    /// One series of a histogram family: its `_bucket` lines (cumulative, `+Inf` last), `_sum` and `_count`.
+    public struct HistogramSeries: Sendable, Equatable {
+        public var labels: [(String, String)]
+        /// The `le` label of each bucket, `+Inf` last (one shared array for a whole family).
+        public var bucketLabels: [String]
+        /// Observations per bucket, not cumulative: the renderer adds them up. As many as `bucketLabels`.
+        public var bucketCounts: [UInt64]
+        public var sum: Double
+
+        public init(labels: [(String, String)], bucketLabels: [String], bucketCounts: [UInt64], sum: Double) {
+            precondition(bucketLabels.count == bucketCounts.count, "one count per bucket")
+            self.labels = labels
+            self.bucketLabels = bucketLabels
+            self.bucketCounts = bucketCounts
+            self.sum = sum
+        }
+
+        public static func == (lhs: HistogramSeries, rhs: HistogramSeries) -> Bool {
+            lhs.bucketLabels == rhs.bucketLabels && lhs.bucketCounts == rhs.bucketCounts && lhs.sum == rhs.sum
+                && sameLabels(lhs.labels, rhs.labels)
         }
     }
 
@@ -29,17 +51,17 @@ public struct MetricFamily: Sendable, Equatable {
     /// The base unit (`seconds`, `bytes`), which the name must end with; OpenMetrics prints it as `# UNIT`.
     public var unit: String?
     public var samples: [Sample]
-    /// Sample lines already in exposition form (same in both formats), written after `samples`:
-    /// how large histograms avoid a `Sample` per bucket.
-    public var renderedSamples: [UInt8]
+    /// Histogram series, written after `samples`: a large histogram family needs no `Sample` per bucket.
+    public var histograms: [HistogramSeries]
 
-    public init(name: String, kind: Kind, help: String, unit: String? = nil, samples: [Sample], renderedSamples: [UInt8] = []) {
+    public init(name: String, kind: Kind, help: String, unit: String? = nil, samples: [Sample] = [],
+                histograms: [HistogramSeries] = []) {
         self.name = name
         self.kind = kind
         self.help = help
         self.unit = unit
         self.samples = samples
-        self.renderedSamples = renderedSamples
+        self.histograms = histograms
     }
 
     /// A counter family; `name` without `_total`.
@@ -54,4 +76,8 @@ public struct MetricFamily: Sendable, Equatable {
         MetricFamily(name: name, kind: .gauge, help: help, unit: unit,
                      samples: samples.map { Sample(labels: $0.0, value: $0.1) })
     }
+}
+
+private func sameLabels(_ lhs: [(String, String)], _ rhs: [(String, String)]) -> Bool {
+    lhs.count == rhs.count && zip(lhs, rhs).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
 }

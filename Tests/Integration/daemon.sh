@@ -62,6 +62,11 @@ YAML
     cat >> "$WORK/config.yaml"
 }
 
+# --- what the binary loads ----------------------------------------------------------------
+# Foundation alone added about 10 MiB to the idle RSS; the daemon must not link it.
+libraries=$(ldd "$BIN")
+if ! grep -q Foundation <<<"$libraries"; then ok "the daemon links no Foundation"; else not_ok "the daemon links no Foundation" "$(grep Foundation <<<"$libraries")"; fi
+
 # --- configuration errors ------------------------------------------------------------------
 write_config < /dev/null
 expect "--check-config accepts a good file" "$BIN" --check-config "$WORK/config.yaml"

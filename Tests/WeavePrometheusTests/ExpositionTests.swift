@@ -37,6 +37,34 @@ import WeaveDI
         #expect(text.hasSuffix("# EOF\n"))
     }
 
+    @Test func histogramSeriesAreCumulativeWithSumAndCount() {
+        let bounds = ["0.1", "1.0", "+Inf"]
+        let family = MetricFamily(name: "h_seconds", kind: .histogram, help: "H.", unit: "seconds", histograms: [
+            .init(labels: [("service", "a\"b")], bucketLabels: bounds, bucketCounts: [1, 2, 3], sum: 4.5),
+            .init(labels: [("service", "c"), ("path", "p")], bucketLabels: bounds, bucketCounts: [0, 0, 1], sum: 20),
+            .init(labels: [], bucketLabels: ["5", "+Inf"], bucketCounts: [2, 0], sum: 0.25),
+        ])
+        #expect(String(decoding: Exposition.render([family], format: .prometheusText), as: UTF8.self) == """
+            # HELP h_seconds H.
+            # TYPE h_seconds histogram
+            h_seconds_bucket{service="a\\"b",le="0.1"} 1
+            h_seconds_bucket{service="a\\"b",le="1.0"} 3
+            h_seconds_bucket{service="a\\"b",le="+Inf"} 6
+            h_seconds_sum{service="a\\"b"} 4.5
+            h_seconds_count{service="a\\"b"} 6
+            h_seconds_bucket{service="c",path="p",le="0.1"} 0
+            h_seconds_bucket{service="c",path="p",le="1.0"} 0
+            h_seconds_bucket{service="c",path="p",le="+Inf"} 1
+            h_seconds_sum{service="c",path="p"} 20
+            h_seconds_count{service="c",path="p"} 1
+            h_seconds_bucket{le="5"} 2
+            h_seconds_bucket{le="+Inf"} 2
+            h_seconds_sum 0.25
+            h_seconds_count 2
+
+            """)
+    }
+
     @Test func acceptNegotiation() {
         #expect(Exposition.Format.negotiate(accept: nil) == .prometheusText)
         #expect(Exposition.Format.negotiate(accept: "text/plain") == .prometheusText)

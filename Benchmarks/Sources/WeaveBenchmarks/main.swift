@@ -95,6 +95,11 @@ func report(_ title: String, _ cases: [BenchmarkCase]) -> [String: Measurement] 
     return results
 }
 
+/// Sections to run: the arguments (`resolve`, `instrumentation`, `render`), or all of them.
+let sections = Set(CommandLine.arguments.dropFirst())
+func runs(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
+
+if runs("resolve") {
 print("WeaveDI resolve benchmarks: release build, median of \(Harness.repetitions) runs of ~\(Harness.target) each, \(ProcessInfo.processInfo.activeProcessorCount) cores")
 print("\nWeaveDI singleton and transient rows are instrumented (timings, counts, a slow-resolution handler installed) unless marked.")
 let singletons = report("Singleton resolve", singletonCases)
@@ -115,6 +120,9 @@ let instrumented = singletons["WeaveDI singleton"]!.nanosPerOp
 let uninstrumented = singletons["WeaveDI singleton, instrumentation off"]!.nanosPerOp
 print("Instrumented ÷ uninstrumented singleton resolve: \(String(format: "%.2f×", instrumented / uninstrumented))")
 
+}
+
+if runs("instrumentation") {
 print("\n### Statistics snapshots and health rounds\n")
 let (snapshotContainer, snapshotMillis) = InstrumentationBenchmarks.snapshotMillis(keys: 1_000)
 print("- `statistics()` of 1,000 keys: median \(String(format: "%.3f", snapshotMillis)) ms (51 runs)")
@@ -127,11 +135,15 @@ let scraping = InstrumentationBenchmarks.resolveLatencyDuringRendering(snapshotC
 print("- singleton resolves on one thread while another renders /metrics of 1,000 services in a loop (\(scraping.snapshots) renders): " +
       "p50 \(format(scraping.p50)) ns, p99.9 \(format(scraping.p999)) ns, max \(format(scraping.max / 1000)) µs")
 
+}
+
+if runs("render") {
 print("\n### /metrics render cost by number of services (text format; each service also has a health check)\n")
 print("| services | series | render ms (median of 31) | body bytes |")
 print("|---:|---:|---:|---:|")
 for keys in [10, 100, 1_000] {
     let result = InstrumentationBenchmarks.render(keys: keys)
     print("| \(keys) | \(result.series) | \(String(format: "%.3f", result.millis)) | \(result.bytes) |")
+}
 }
 slowHandler.cancel()
