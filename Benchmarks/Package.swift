@@ -1,23 +1,58 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
-// Resolve-cost comparison of WeaveDI with its peers, in one process. Run with `Scripts/bench`.
+// Benchmarks, run with `Scripts/bench`: the resolve cost of WeaveDI beside its peers and the
+// instrumentation and /metrics figures, in one process (WeaveBenchmarks); and the same /metrics
+// served by plain SwiftNIO (WeaveHealthServer) and by Hummingbird 2, to choose the HTTP stack.
 let package = Package(
     name: "WeaveBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "WeaveDI", path: ".."),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/Swinject/Swinject.git", exact: "2.10.0"),
         .package(url: "https://github.com/pointfreeco/swift-dependencies.git", exact: "1.17.1"),
+        // No default traits: they would add swift-configuration and all of Foundation.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1", traits: []),
     ],
     targets: [
         .executableTarget(
             name: "WeaveBenchmarks",
             dependencies: [
+                "MetricsFixture", "FixtureHealthSource",
                 .product(name: "WeaveDI", package: "WeaveDI"),
                 .product(name: "WeavePrometheus", package: "WeaveDI"),
+                .product(name: "WeaveHealthServer", package: "WeaveDI"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "Dependencies", package: "swift-dependencies"),
+            ]
+        ),
+        // The scrape target every HTTP benchmark serves: 1,000 resolved services, as many checks.
+        .target(
+            name: "MetricsFixture",
+            dependencies: [
+                .product(name: "WeaveDI", package: "WeaveDI"),
+                .product(name: "WeavePrometheus", package: "WeaveDI"),
+            ]
+        ),
+        .target(
+            name: "FixtureHealthSource",
+            dependencies: ["MetricsFixture", .product(name: "WeaveHealthServer", package: "WeaveDI")]
+        ),
+        .executableTarget(
+            name: "NIOMetricsServer",
+            dependencies: [
+                "MetricsFixture", "FixtureHealthSource",
+                .product(name: "WeaveHealthServer", package: "WeaveDI"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "HummingbirdMetricsServer",
+            dependencies: [
+                "MetricsFixture",
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
     ],

@@ -7,7 +7,6 @@ Every process it starts listens on 127.0.0.1 and is stopped by the script.
 """
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -15,14 +14,10 @@ import tempfile
 import time
 import urllib.request
 
+from process_tools import free_port, idle_rss, stop, time_to_listen_ms, wait_listening
+
 BIN = sys.argv[1]
 WORK = tempfile.mkdtemp(prefix="weave-bench.")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def write_config(port, checks):
@@ -37,55 +32,12 @@ def write_config(port, checks):
     return path
 
 
-def wait_listening(port, deadline):
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.05):
-                return True
-        except OSError:
-            time.sleep(0.0005)
-    return False
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as handle:
-        for line in handle:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-def stop(process):
-    process.terminate()
-    try:
-        process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 def startup_ms(runs=15):
     samples = []
     for _ in range(runs):
         port = free_port()
-        config = write_config(port, 0)
-        start = time.monotonic()
-        process = subprocess.Popen([BIN, "--config", config], stderr=subprocess.DEVNULL)
-        ok = wait_listening(port, start + 5)
-        samples.append((time.monotonic() - start) * 1000 if ok else float("inf"))
-        stop(process)
+        samples.append(time_to_listen_ms([BIN, "--config", write_config(port, 0)], port))
     return statistics.median(samples)
-
-
-def idle_rss(command, port, path="/metrics"):
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_listening(port, time.monotonic() + 10)
-        urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5).read()
-        time.sleep(5)
-        return rss_kib(process.pid)
-    finally:
-        stop(process)
 
 
 def scrape(port, runs=50):

@@ -7,10 +7,13 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Builds a release executable and prints its path (build output goes to stderr). The Swift runtime
 # is linked in statically, and lld packs the relocations, exports no symbols and folds identical
 # code: weave-healthd's idle RSS drops from 18 MiB (dynamic, no Foundation) to 15 MiB, below
-# prometheus-node-exporter's (Benchmarks/README.md). Usage: release_build PRODUCT
+# prometheus-node-exporter's (Benchmarks/README.md).
+# Usage: release_build PRODUCT [swift build options, such as --package-path Benchmarks]
 release_build() {
+    local product=$1
+    shift
     local flags=(-c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker --no-export-dynamic
-                 -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --icf=all)
-    swift build "${flags[@]}" --product "$1" >&2
-    echo "$(swift build "${flags[@]}" --show-bin-path)/$1"
+                 -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --icf=all "$@")
+    swift build "${flags[@]}" --product "$product" >&2
+    echo "$(swift build "${flags[@]}" --show-bin-path)/$product"
 }

@@ -95,55 +95,67 @@ func report(_ title: String, _ cases: [BenchmarkCase]) -> [String: Measurement] 
     return results
 }
 
-/// Sections to run: the arguments (`resolve`, `instrumentation`, `render`), or all of them.
+/// Sections to run: the arguments (`resolve`, `instrumentation`, `render`, `scrape`), or all of them.
 let sections = Set(CommandLine.arguments.dropFirst())
 func runs(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
 
-if runs("resolve") {
-print("WeaveDI resolve benchmarks: release build, median of \(Harness.repetitions) runs of ~\(Harness.target) each, \(ProcessInfo.processInfo.activeProcessorCount) cores")
-print("\nWeaveDI singleton and transient rows are instrumented (timings, counts, a slow-resolution handler installed) unless marked.")
-let singletons = report("Singleton resolve", singletonCases)
-let transients = report("Transient resolve", transientCases)
-
-let weave = singletons["WeaveDI singleton"]!.nanosPerOp
-print("\n### Ratios (peer ns/op ÷ WeaveDI ns/op, one thread, same run)\n")
-print("| peer | × slower than WeaveDI singleton |")
-print("|---|---:|")
-for name in singletonCases.map(\.name) where !name.hasPrefix("WeaveDI") && !name.hasPrefix("floor") {
-    print("| \(name) | \(String(format: "%.1f×", singletons[name]!.nanosPerOp / weave)) |")
+func latencyLine(_ summary: LatencySummary) -> String {
+    "p50 \(format(summary.p50)) ns, p99.9 \(format(summary.p999)) ns, max \(format(summary.max / 1000)) µs " +
+        "(\(summary.resolves / 1_000_000) million resolves, each timed with two clock reads)"
 }
-let allocation = transients["allocation: Service()"]!.nanosPerOp
-let transient = transients["WeaveDI transient"]!.nanosPerOp
-print("\nWeaveDI transient − allocation: \(format(transient - allocation)) ns/op")
 
-let instrumented = singletons["WeaveDI singleton"]!.nanosPerOp
-let uninstrumented = singletons["WeaveDI singleton, instrumentation off"]!.nanosPerOp
-print("Instrumented ÷ uninstrumented singleton resolve: \(String(format: "%.2f×", instrumented / uninstrumented))")
+if runs("resolve") {
+    print("WeaveDI resolve benchmarks: release build, median of \(Harness.repetitions) runs of ~\(Harness.target) each, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+    print("\nWeaveDI singleton and transient rows are instrumented (timings, counts, a slow-resolution handler installed) unless marked.")
+    let singletons = report("Singleton resolve", singletonCases)
+    let transients = report("Transient resolve", transientCases)
 
+    let weave = singletons["WeaveDI singleton"]!.nanosPerOp
+    print("\n### Ratios (peer ns/op ÷ WeaveDI ns/op, one thread, same run)\n")
+    print("| peer | × slower than WeaveDI singleton |")
+    print("|---|---:|")
+    for name in singletonCases.map(\.name) where !name.hasPrefix("WeaveDI") && !name.hasPrefix("floor") {
+        print("| \(name) | \(String(format: "%.1f×", singletons[name]!.nanosPerOp / weave)) |")
+    }
+    let allocation = transients["allocation: Service()"]!.nanosPerOp
+    let transient = transients["WeaveDI transient"]!.nanosPerOp
+    print("\nWeaveDI transient − allocation: \(format(transient - allocation)) ns/op")
+
+    let instrumented = singletons["WeaveDI singleton"]!.nanosPerOp
+    let uninstrumented = singletons["WeaveDI singleton, instrumentation off"]!.nanosPerOp
+    print("Instrumented ÷ uninstrumented singleton resolve: \(String(format: "%.2f×", instrumented / uninstrumented))")
 }
 
 if runs("instrumentation") {
-print("\n### Statistics snapshots and health rounds\n")
-let (snapshotContainer, snapshotMillis) = InstrumentationBenchmarks.snapshotMillis(keys: 1_000)
-print("- `statistics()` of 1,000 keys: median \(String(format: "%.3f", snapshotMillis)) ms (51 runs)")
-let latency = InstrumentationBenchmarks.resolveLatencyDuringSnapshots(snapshotContainer)
-print("- singleton resolves on one thread while another thread takes snapshots in a loop (\(latency.snapshots) snapshots): " +
-      "p50 \(format(latency.p50)) ns, p99.9 \(format(latency.p999)) ns, max \(format(latency.max / 1000)) µs (each timed with two clock reads)")
-let round = await InstrumentationBenchmarks.healthRound(count: 1_000, hanging: 10, timeout: .milliseconds(500))
-print("- health round of 1,000 checks, 10 hanging forever, timeout 500 ms: \(String(format: "%.1f", round)) ms (\(String(format: "%.1f", round - 500)) ms over the timeout)")
-let scraping = InstrumentationBenchmarks.resolveLatencyDuringRendering(snapshotContainer)
-print("- singleton resolves on one thread while another renders /metrics of 1,000 services in a loop (\(scraping.snapshots) renders): " +
-      "p50 \(format(scraping.p50)) ns, p99.9 \(format(scraping.p999)) ns, max \(format(scraping.max / 1000)) µs")
-
+    print("\n### Statistics snapshots and health rounds\n")
+    let (snapshotContainer, snapshotMillis) = InstrumentationBenchmarks.snapshotMillis(keys: 1_000)
+    print("- `statistics()` of 1,000 keys: median \(String(format: "%.3f", snapshotMillis)) ms (51 runs)")
+    let (duringSnapshots, snapshots) = InstrumentationBenchmarks.resolveLatencyDuringSnapshots(snapshotContainer)
+    print("- singleton resolves on one thread for 2 s while another takes snapshots in a loop (\(snapshots) snapshots): " +
+          latencyLine(duringSnapshots))
+    let round = await InstrumentationBenchmarks.healthRound(count: 1_000, hanging: 10, timeout: .milliseconds(500))
+    print("- health round of 1,000 checks, 10 hanging forever, timeout 500 ms: \(String(format: "%.1f", round)) ms (\(String(format: "%.1f", round - 500)) ms over the timeout)")
+    let (duringRendering, renders) = InstrumentationBenchmarks.resolveLatencyDuringRendering(snapshotContainer)
+    print("- singleton resolves on one thread for 2 s while another renders /metrics of 1,000 services in a loop (\(renders) renders): " +
+          latencyLine(duringRendering))
 }
 
 if runs("render") {
-print("\n### /metrics render cost by number of services (text format; each service also has a health check)\n")
-print("| services | series | render ms (median of 31) | body bytes |")
-print("|---:|---:|---:|---:|")
-for keys in [10, 100, 1_000] {
-    let result = InstrumentationBenchmarks.render(keys: keys)
-    print("| \(keys) | \(result.series) | \(String(format: "%.3f", result.millis)) | \(result.bytes) |")
+    print("\n### /metrics render cost by number of services (text format; each service also has a health check)\n")
+    print("| services | series | render ms (median of 31) | body bytes |")
+    print("|---:|---:|---:|---:|")
+    for keys in [10, 100, 1_000, 10_000] {
+        let result = InstrumentationBenchmarks.render(keys: keys)
+        print("| \(keys) | \(result.series) | \(String(format: "%.3f", result.millis)) | \(result.bytes) |")
+        fflush(nil)
+    }
 }
+
+if runs("scrape") {
+    print("\n### Resolves while wrk scrapes /metrics\n")
+    let scrape = try await ScrapeBenchmark.run()
+    print("- `wrk -t 2 -c 4 -d 10s` on /metrics of 1,000 services served by WeaveHealthServer in this process: " +
+          "\(scrape.scrapesPerSecond); \(scrape.scrapeLatency) (avg, stdev, max)")
+    print("- meanwhile, singleton resolves on one thread for 8 s: " + latencyLine(scrape.latency))
 }
 slowHandler.cancel()

@@ -1,0 +1,14 @@
+import FixtureHealthSource
+import MetricsFixture
+import NIOPosix
+import WeaveHealthServer
+
+// /metrics (and /livez) of the 1,000-service fixture on 127.0.0.1:PORT, served by the daemon's own
+// HTTP stack: WeaveHealthServer on plain SwiftNIO, one event-loop thread. Usage: NIOMetricsServer PORT
+
+let port = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 9500
+let lifecycle = ServerLifecycle()
+lifecycle.markStarted()
+let router = HealthRouter(configuration: HealthServerConfiguration(listeners: [.tcp(host: "127.0.0.1", port: port)]),
+                          source: FixtureSource(fixture: MetricsFixture(services: 1_000)), lifecycle: lifecycle)
+try await HealthServer(router: router, group: MultiThreadedEventLoopGroup(numberOfThreads: 1)).run()

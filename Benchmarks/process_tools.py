@@ -1,0 +1,61 @@
+"""Helpers the process benchmarks share: a free loopback port, waiting for a listener, RSS, stopping."""
+import socket
+import subprocess
+import time
+import urllib.request
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_listening(port, deadline):
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.05):
+                return True
+        except OSError:
+            time.sleep(0.0005)
+    return False
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def stop(process):
+    process.terminate()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def time_to_listen_ms(command, port):
+    """Milliseconds from starting `command` to its listener on `port` accepting a connection."""
+    start = time.monotonic()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        ok = wait_listening(port, start + 5)
+        return (time.monotonic() - start) * 1000 if ok else float("inf")
+    finally:
+        stop(process)
+
+
+def idle_rss(command, port, path="/metrics"):
+    """VmRSS in KiB of `command` after one request to `path` and 5 idle seconds."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_listening(port, time.monotonic() + 10)
+        urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5).read()
+        time.sleep(5)
+        return rss_kib(process.pid)
+    finally:
+        stop(process)
