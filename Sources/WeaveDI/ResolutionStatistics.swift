@@ -98,7 +98,7 @@ extension Container {
     public func statistics() -> ContainerStatistics {
         let listed = lock.withReadLock { _ in
             table.all.map { ($0.key.description, $0.scope, $0.index, $0.isInstantiated) }
-        }.sorted { $0.0 < $1.0 } // sorting these small tuples is cheaper than sorting the statistics
+        }
         let keys = (listed.map(\.2).max() ?? -1) + 1
         let stride = StatsField.wordsPerKey
         let totals = UnsafeMutablePointer<UInt64>.allocate(capacity: max(1, keys * stride))
@@ -112,7 +112,7 @@ extension Container {
                 start = end
             }
         }
-        let registered = listed.map { service, scope, index, instantiated in
+        var services = listed.map { service, scope, index, instantiated in
             let record = UnsafePointer(totals + index * stride)
             var errors: [ResolutionError.Kind: UInt64] = [:]
             for (offset, kind) in ResolutionError.Kind.allCases.enumerated() where record[StatsField.errors + offset] > 0 {
@@ -134,26 +134,13 @@ extension Container {
             guard parts.count == 2, let kind = ResolutionError.Kind(rawValue: parts[1]) else { continue }
             missing[parts[0], default: [:]][kind, default: 0] += count
         }
-        let unregistered = missing.sorted { $0.key < $1.key }.map { service, errors in
-            ServiceStatistics(service: service, scope: nil, resolutions: 0, instancesCreated: 0, errors: errors,
-                              slowResolutions: 0, cachedHitLatency: .empty, factoryLatency: .empty, isInstantiated: false)
-        }
-        // Both lists are sorted: merge them.
-        var services: [ServiceStatistics] = []
-        services.reserveCapacity(registered.count + unregistered.count)
-        var next = (registered: 0, unregistered: 0)
-        while next.registered < registered.count || next.unregistered < unregistered.count {
-            if next.unregistered == unregistered.count
-                || (next.registered < registered.count && registered[next.registered].service <= unregistered[next.unregistered].service) {
-                services.append(registered[next.registered])
-                next.registered += 1
-            } else {
-                services.append(unregistered[next.unregistered])
-                next.unregistered += 1
-            }
+        for (service, errors) in missing {
+            services.append(ServiceStatistics(
+                service: service, scope: nil, resolutions: 0, instancesCreated: 0, errors: errors,
+                slowResolutions: 0, cachedHitLatency: .empty, factoryLatency: .empty, isInstantiated: false))
         }
         return ContainerStatistics(
-            services: services,
+            services: services.sorted { $0.service < $1.service },
             cachedEvictions: evictions.load(ordering: .relaxed),
             memoryPressureEvents: pressureEvents.load(ordering: .relaxed))
     }

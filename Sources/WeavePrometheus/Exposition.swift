@@ -135,7 +135,7 @@ public enum Exposition {
 
     /// A label value with backslash, double quote and line feed escaped, appended without copies
     /// when there is nothing to escape.
-    static func appendEscapedLabel(_ out: inout [UInt8], _ text: String) {
+    private static func appendEscapedLabel(_ out: inout [UInt8], _ text: String) {
         let copied = text.utf8.withContiguousStorageIfAvailable { bytes in
             for byte in bytes where byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\n") {
                 return false
@@ -155,7 +155,7 @@ public enum Exposition {
     }
 
     /// Integers digit by digit (no String in between); other values as `formatValue` spells them.
-    static func appendValue(_ out: inout [UInt8], _ value: Double) {
+    private static func appendValue(_ out: inout [UInt8], _ value: Double) {
         guard value == value.rounded(), abs(value) < 1e15 else {
             out.append(contentsOf: formatValue(value).utf8)
             return
@@ -183,7 +183,7 @@ public enum Exposition {
     }
 
     /// HELP text: backslash and line feed escaped.
-    static func escapeHelp(_ text: String) -> String {
+    private static func escapeHelp(_ text: String) -> String {
         guard text.contains(where: { $0 == "\\" || $0 == "\n" }) else { return text }
         var out = ""
         for character in text {
@@ -197,7 +197,7 @@ public enum Exposition {
     }
 
     /// Integers without a fraction, `+Inf`/`-Inf`/`NaN` spelled as both formats expect.
-    static func formatValue(_ value: Double) -> String {
+    private static func formatValue(_ value: Double) -> String {
         if value.isNaN { return "NaN" }
         if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
