@@ -446,7 +446,7 @@ struct YAMLReader {
 
     private func rejectDeeperLine(than indent: Int) throws(YAMLSyntaxError) {
         if row < lines.count, let next = try indentation(of: row), next > indent {
-            throw error(row, next, "unexpected indentation")
+            throw error(row, next, "unexpected indentation (a value over several lines needs '|' or '>')")
         }
     }
 
