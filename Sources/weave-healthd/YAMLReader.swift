@@ -188,9 +188,7 @@ struct YAMLReader {
         var end = column
         while end < line.count, !(end > column && line[end] == UInt8(ascii: "#") && isSpace(line[end - 1])) { end += 1 }
         while end > column, isSpace(line[end - 1]) { end -= 1 }
-        if let colon = line[column..<end].firstIndex(of: UInt8(ascii: ":")), isSeparated(line, colon + 1) {
-            throw error(row, colon, "a ': ' inside a value; quote the value")
-        }
+        // No ': ' can be left in here: `node` found none (`mappingKey` stops at the same comment).
         return YAMLNode(value: .scalar(String(decoding: line[column..<end], as: UTF8.self)), line: row + 1, column: self.column(row, column))
     }
 
@@ -387,18 +385,20 @@ struct YAMLReader {
         return YAMLNode(value: .scalar(String(decoding: text, as: UTF8.self)), line: row + 1, column: self.column(row, column))
     }
 
+    /// The one-character escapes of a double-quoted scalar (YAML 1.2, 5.7).
+    private static let simpleEscapes: [UInt8: Unicode.Scalar] = [
+        UInt8(ascii: "0"): "\0", UInt8(ascii: "a"): "\u{07}", UInt8(ascii: "b"): "\u{08}", UInt8(ascii: "t"): "\t",
+        UInt8(ascii: "\t"): "\t", UInt8(ascii: "n"): "\n", UInt8(ascii: "v"): "\u{0B}", UInt8(ascii: "f"): "\u{0C}",
+        UInt8(ascii: "r"): "\r", UInt8(ascii: "e"): "\u{1B}", UInt8(ascii: " "): " ", UInt8(ascii: "\""): "\"",
+        UInt8(ascii: "/"): "/", UInt8(ascii: "\\"): "\\", UInt8(ascii: "N"): "\u{85}", UInt8(ascii: "_"): "\u{A0}",
+        UInt8(ascii: "L"): "\u{2028}", UInt8(ascii: "P"): "\u{2029}",
+    ]
+
     /// Decodes the escape at `index` (a backslash) of a double-quoted scalar; returns the index after it.
     private func escape(_ line: [UInt8], _ row: Int, _ index: Int, into text: inout [UInt8]) throws(YAMLSyntaxError) -> Int {
         guard index + 1 < line.count else { throw error(row, index, "a backslash at the end of a quoted value") }
-        let simple: [UInt8: Unicode.Scalar] = [
-            UInt8(ascii: "0"): "\0", UInt8(ascii: "a"): "\u{07}", UInt8(ascii: "b"): "\u{08}", UInt8(ascii: "t"): "\t",
-            UInt8(ascii: "\t"): "\t", UInt8(ascii: "n"): "\n", UInt8(ascii: "v"): "\u{0B}", UInt8(ascii: "f"): "\u{0C}",
-            UInt8(ascii: "r"): "\r", UInt8(ascii: "e"): "\u{1B}", UInt8(ascii: " "): " ", UInt8(ascii: "\""): "\"",
-            UInt8(ascii: "/"): "/", UInt8(ascii: "\\"): "\\", UInt8(ascii: "N"): "\u{85}", UInt8(ascii: "_"): "\u{A0}",
-            UInt8(ascii: "L"): "\u{2028}", UInt8(ascii: "P"): "\u{2029}",
-        ]
         let letter = line[index + 1]
-        if let scalar = simple[letter] {
+        if let scalar = Self.simpleEscapes[letter] {
             text.append(contentsOf: String(scalar).utf8)
             return index + 2
         }

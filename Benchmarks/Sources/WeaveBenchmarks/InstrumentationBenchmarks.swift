@@ -36,9 +36,9 @@ enum InstrumentationBenchmarks {
     /// Resolve latency on this thread while another renders `/metrics` of 1,000 services in a loop
     /// (a scraper that never stops).
     static func resolveLatencyDuringRendering(_ container: WeaveDI.Container) -> (LatencySummary, loads: Int) {
-        let fixture = MetricsFixture(services: 1_000)
+        let report = MetricsFixture.healthReport(checks: 1_000)
         return resolveLatency(container) {
-            blackHole(Exposition.render(ContainerMetrics.families(container.statistics()) + HealthMetrics.families(fixture.report),
+            blackHole(Exposition.render(ContainerMetrics.families(container.statistics()) + HealthMetrics.families(report),
                                         format: .prometheusText))
         }
     }
