@@ -4,14 +4,29 @@ import WeavePrometheus
 /// The endpoints: `/`, `/metrics`, `/health`, `/livez`, `/readyz`, `/readyz/<name>`. Separate from
 /// the server core, as a router in Hummingbird is, so any server can embed it.
 public struct HealthRouter: Sendable {
-    public let configuration: HealthServerConfiguration
+    private let current: Locked<HealthServerConfiguration>
     public let source: any HealthSource
     public let lifecycle: ServerLifecycle
 
     public init(configuration: HealthServerConfiguration, source: any HealthSource, lifecycle: ServerLifecycle) {
-        self.configuration = configuration
+        current = Locked(configuration)
         self.source = source
         self.lifecycle = lifecycle
+    }
+
+    /// The configuration in force; `reconfigure` replaces it (a reload), every copy of the router sees it.
+    public var configuration: HealthServerConfiguration { current.withLock { $0 } }
+
+    /// Applies a new configuration to the requests that arrive from now on. The listeners are bound
+    /// already and cannot change here: a configuration with other listeners is refused (returns false)
+    /// and nothing of it applies.
+    @discardableResult
+    public func reconfigure(_ configuration: HealthServerConfiguration) -> Bool {
+        current.withLock { old in
+            guard old.listeners == configuration.listeners else { return false }
+            old = configuration
+            return true
+        }
     }
 
     static let endpoints = ["/", "/metrics", "/health", "/livez", "/readyz"]
@@ -59,20 +74,23 @@ public struct HealthRouter: Sendable {
 
     // MARK: /health
 
-    private func showsDetails(_ request: HealthRequest) -> Bool {
+    private func showsDetails(_ request: HealthRequest, _ configuration: HealthServerConfiguration) -> Bool {
         switch configuration.detailsPolicy {
         case .always: return true
         case .never: return false
         case .whenAuthorized:
-            guard let token = configuration.bearerToken, let header = request.header("Authorization"),
-                  header.hasPrefix("Bearer ") else { return false }
-            return ConstantTime.equal(Array(header.dropFirst(7).utf8), Array(token.utf8))
+            guard let token = configuration.bearerToken, let header = request.header("Authorization") else { return false }
+            // RFC 9110: the scheme is case-insensitive, and one or more spaces separate it from the credentials.
+            let parts = header.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "bearer" else { return false }
+            return ConstantTime.equal(Array(parts[1].drop(while: { $0 == " " }).utf8), Array(token.utf8))
         }
     }
 
     private func health(_ request: HealthRequest) async -> HealthResponse {
+        let configuration = self.configuration // one snapshot per request, whatever a reload does meanwhile
         let report = await source.healthReport()
-        let details = showsDetails(request)
+        let details = showsDetails(request, configuration)
         let aggregate = lifecycle.isStarted ? report.aggregate : .unhealthy
         var checks: [String] = []
         for name in report.checks.keys.sorted() {
@@ -193,9 +211,10 @@ public struct HealthRouter: Sendable {
 /// Comparison whose time does not depend on where the inputs differ.
 enum ConstantTime {
     static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
+        // The lengths are compared whole: lengths that differ by a multiple of 256 must not compare equal.
+        var difference = a.count ^ b.count
         for index in 0..<max(a.count, b.count) {
-            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+            difference |= Int((index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0))
         }
         return difference == 0
     }

@@ -181,7 +181,10 @@ extension HTTPReply {
                 return nil
             }
             reply.body = decoded
-        } else if let length = reply.header("Content-Length").flatMap({ Int($0) }) {
+        } else if let text = reply.header("Content-Length") {
+            // Digits only: no sign, and no length beyond what the probe reads at all.
+            guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let length = Int(text),
+                  length <= HTTPProbe.maxResponseBytes else { throw .badResponse("bad Content-Length: \(text.printable)") }
             guard body.count >= length else {
                 if complete { throw .badResponse("body shorter than its Content-Length") }
                 return nil
@@ -199,8 +202,11 @@ extension HTTPReply {
         var index = 0
         while true {
             guard let lineEnd = bytes[index...].firstRange(of: [13, 10]) else { return nil }
-            let sizeText = String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";").first ?? ""
-            guard let size = Int(String(sizeText).trimmingSpaces, radix: 16) else { throw .badResponse("bad chunk size") }
+            let sizeText = String(String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";").first ?? "")
+                .trimmingSpaces
+            // Hex digits only (no sign), and no chunk larger than the whole response may be.
+            guard !sizeText.isEmpty, sizeText.count <= 8, sizeText.allSatisfy(\.isHexDigit), let size = Int(sizeText, radix: 16),
+                  size <= HTTPProbe.maxResponseBytes else { throw .badResponse("bad chunk size") }
             index = lineEnd.upperBound
             if size == 0 { return output }
             guard bytes.count >= index + size + 2 else { return nil }
@@ -210,7 +216,6 @@ extension HTTPReply {
     }
 
     private static func printable(_ bytes: [UInt8]) -> String {
-        let text = String(decoding: bytes.prefix(40), as: UTF8.self)
-        return "\"" + String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "." : Character($0) }) + "\""
+        "\"" + String(decoding: bytes.prefix(40), as: UTF8.self).printable + "\""
     }
 }

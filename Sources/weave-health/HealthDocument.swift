@@ -52,12 +52,12 @@ struct HealthDocument {
         if case .object(let members)? = json["checks"] {
             for (key, value) in members {
                 guard case .array(let entries) = value, let entry = entries.first else { continue }
-                let name = key.hasSuffix(":status") ? String(key.dropLast(7)) : key
+                let name = (key.hasSuffix(":status") ? String(key.dropLast(7)) : key).printable
                 guard let state = entry["status"]?.string.flatMap(CheckResult.State.init(rawValue:)) else {
                     throw .badResponse("check \(name) has no status")
                 }
-                checks.append(CheckResult(name: name, state: state, output: entry["output"]?.string,
-                                          observedValue: entry["observedValue"]?.number, observedUnit: entry["observedUnit"]?.string))
+                checks.append(CheckResult(name: name, state: state, output: entry["output"]?.string?.printable,
+                                          observedValue: entry["observedValue"]?.number, observedUnit: entry["observedUnit"]?.string?.printable))
             }
         }
         checks.sort { $0.name < $1.name }

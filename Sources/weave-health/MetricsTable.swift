@@ -140,7 +140,7 @@ struct Sample {
                     cursor = line.index(after: cursor)
                 }
                 guard cursor < line.endIndex else { return nil }
-                labels[key] = value
+                labels[key] = value.printable
                 index = line.index(after: cursor)
                 if index < line.endIndex, line[index] == "," { index = line.index(after: index) }
             }
@@ -162,4 +162,22 @@ struct Sample {
 
 extension String {
     func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+
+    /// Safe to print on one line of a terminal or of Nagios output: control characters (C0, DEL, C1,
+    /// so escape sequences and line breaks) become `\xNN`, and `|`, which starts Nagios perfdata,
+    /// becomes `¦`. What a daemon reports can then neither move the cursor nor add lines or perfdata.
+    var printable: String {
+        guard unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0 == "|" }) else { return self }
+        var result = ""
+        for scalar in unicodeScalars {
+            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+                result += "\\x" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
+            } else if scalar == "|" {
+                result += "¦"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
 }

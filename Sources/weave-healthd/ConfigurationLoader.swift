@@ -11,13 +11,21 @@ struct ConfigurationLoader {
 
     /// Loads `path`; a missing or unreadable file is an error at 1:1.
     static func load(path: String) throws(ConfigurationError) -> DaemonConfiguration {
-        guard let text = readFile(path) else {
-            throw ConfigurationError(file: path, line: 1, column: 1, message: "cannot read the file: \(String(cString: strerror(errno)))")
+        let text: String
+        switch readTextFile(path, limit: maxFileBytes) {
+        case .success(let contents): text = contents
+        case .failure(let failure):
+            throw ConfigurationError(file: path, line: 1, column: 1, message: "cannot read the file: \(failure)")
         }
-        return try ConfigurationLoader(file: path, text: text).parse()
+        return try ConfigurationLoader(file: path, text: text).parse(readingSecrets: true)
     }
 
-    func parse() throws(ConfigurationError) -> DaemonConfiguration {
+    /// Configurations are small; anything larger is a mistake (a wrong path, a log file).
+    static let maxFileBytes = 4 << 20
+
+    /// Parses the text. With `readingSecrets`, files the configuration names for secrets (the bearer
+    /// token) are read too, and a missing or empty one is an error at its key.
+    func parse(readingSecrets: Bool = false) throws(ConfigurationError) -> DaemonConfiguration {
         let document: YAMLNode?
         do throws(YAMLSyntaxError) {
             document = try YAMLReader.parse(text)
@@ -28,7 +36,7 @@ struct ConfigurationLoader {
         let top = try mapping(root, allowed: ["listen", "details", "bearer_token_file", "slow_resolution_threshold",
                                               "memory_pressure", "status_codes", "log_rate_limit", "checks"])
         var configuration = DaemonConfiguration(
-            listeners: [.tcp(host: "127.0.0.1", port: Defaults.port)], detailsPolicy: nil, bearerTokenFile: nil,
+            listeners: [.tcp(host: "127.0.0.1", port: Defaults.port)], detailsPolicy: nil, bearerTokenFile: nil, bearerToken: nil,
             slowResolutionThreshold: .milliseconds(10), memoryPressureTrigger: "some 150000 1000000",
             statusCodes: (200, 200, 503), logRateLimit: .default, checks: [])
         if let listen = top["listen"] { configuration.listeners = try listeners(listen) }
@@ -39,18 +47,39 @@ struct ConfigurationLoader {
             }
             configuration.detailsPolicy = policy
         }
-        if let file = top["bearer_token_file"] { configuration.bearerTokenFile = try string(file) }
+        if let file = top["bearer_token_file"] {
+            let path = try string(file)
+            configuration.bearerTokenFile = path
+            if readingSecrets {
+                switch readTextFile(path, limit: 4_096) {
+                case .success(let text):
+                    // `echo secret > token` leaves a newline; no token has whitespace at its ends.
+                    let token = text.trimmed()
+                    guard !token.isEmpty else { throw error(file, "bearer_token_file \(path) is empty") }
+                    configuration.bearerToken = token
+                case .failure(let failure):
+                    throw error(file, "cannot read bearer_token_file \(path): \(failure)")
+                }
+            }
+        }
         if configuration.detailsPolicy == .whenAuthorized && configuration.bearerTokenFile == nil {
             throw error(top["details"], "details: when-authorized needs bearer_token_file")
         }
-        if let threshold = top["slow_resolution_threshold"] { configuration.slowResolutionThreshold = try duration(threshold) }
+        if let threshold = top["slow_resolution_threshold"] {
+            configuration.slowResolutionThreshold = try duration(threshold, atMost: .seconds(3_600), "1h")
+        }
         if let pressure = top["memory_pressure"] {
             let fields = try mapping(pressure, allowed: ["trigger"])
             if let trigger = fields["trigger"] {
                 let value = try string(trigger)
                 let parts = value.split(separator: " ")
-                guard parts.count == 3, parts[0] == "some" || parts[0] == "full", UInt64(parts[1]) != nil, UInt64(parts[2]) != nil else {
+                guard parts.count == 3, parts[0] == "some" || parts[0] == "full", let stall = UInt64(parts[1]),
+                      let window = UInt64(parts[2]) else {
                     throw error(trigger, "trigger must look like 'some 150000 1000000' (type, stall µs, window µs)")
+                }
+                // The kernel's own bounds for PSI triggers (Documentation/accounting/psi.rst).
+                guard (500_000...10_000_000).contains(window), (1...window).contains(stall) else {
+                    throw error(trigger, "the trigger's window must be 500000 to 10000000 µs, and its stall 1 µs up to the window")
                 }
                 configuration.memoryPressureTrigger = value
             }
@@ -59,12 +88,10 @@ struct ConfigurationLoader {
             let fields = try mapping(limit, allowed: ["burst", "interval"])
             var value = LogRateLimit.default
             if let burst = fields["burst"] {
-                value.burst = try integer(burst)
-                guard value.burst >= 1 else { throw error(burst, "burst must be at least 1") }
+                value.burst = try integer(burst, in: 1...1_000_000)
             }
             if let interval = fields["interval"] {
-                value.window = try duration(interval)
-                guard value.window > .zero else { throw error(interval, "interval must be positive") }
+                value.window = try duration(interval, atMost: .seconds(86_400), "24h")
             }
             configuration.logRateLimit = value
         }
@@ -73,7 +100,10 @@ struct ConfigurationLoader {
             func code(_ key: String, _ fallback: Int) throws(ConfigurationError) -> Int {
                 guard let node = fields[key] else { return fallback }
                 let value = try integer(node)
-                guard (100...599).contains(value) else { throw error(node, "\(key) must be an HTTP status, 100 to 599") }
+                // 1xx, 204 and 304 responses carry no body, and a client waits for what follows a 1xx.
+                guard (200...599).contains(value), value != 204, value != 304 else {
+                    throw error(node, "\(key) must be an HTTP status from 200 to 599 that carries a body (not 204 or 304)")
+                }
                 return value
             }
             configuration.statusCodes = (try code("pass", 200), try code("warn", 200), try code("fail", 503))
@@ -158,10 +188,10 @@ struct ConfigurationLoader {
         }
         let fields = try mapping(node, allowed: Self.commonKeys.union(specific))
         var settings = HealthCheckSettings(interval: .seconds(15), timeout: .seconds(5))
-        if let value = fields["interval"] { settings.interval = try duration(value) }
-        if let value = fields["timeout"] { settings.timeout = try duration(value) }
-        if let value = fields["failures_before_unhealthy"] { settings.failuresBeforeUnhealthy = try positive(value) }
-        if let value = fields["successes_before_healthy"] { settings.successesBeforeHealthy = try positive(value) }
+        if let value = fields["interval"] { settings.interval = try duration(value, atMost: .seconds(86_400), "24h") }
+        if let value = fields["timeout"] { settings.timeout = try duration(value, atMost: .seconds(3_600), "1h") }
+        if let value = fields["failures_before_unhealthy"] { settings.failuresBeforeUnhealthy = try integer(value, in: 1...1_000) }
+        if let value = fields["successes_before_healthy"] { settings.successesBeforeHealthy = try integer(value, in: 1...1_000) }
         if let value = fields["groups"] {
             guard case .sequence(let groups) = value.value else { throw error(value, "groups must be a list, such as [ready]") }
             var names: Set<String> = []
@@ -208,21 +238,24 @@ struct ConfigurationLoader {
             kind = .exec(command: command, environment: environment)
         case "disk":
             let path = try fields["path"].map { node throws(ConfigurationError) in try string(node) } ?? "/"
-            let warn = try fields["warn_free_percent"].map { node throws(ConfigurationError) in try number(node) } ?? 10
-            let fail = try fields["fail_free_percent"].map { node throws(ConfigurationError) in try number(node) } ?? 5
+            let warn = try fields["warn_free_percent"].map { node throws(ConfigurationError) in try number(node, atMost: 100) } ?? 10
+            let fail = try fields["fail_free_percent"].map { node throws(ConfigurationError) in try number(node, atMost: 100) } ?? 5
             guard fail <= warn else { throw error(fields["fail_free_percent"] ?? node, "fail_free_percent must not exceed warn_free_percent") }
             kind = .disk(path: path, warnFreePercent: warn, failFreePercent: fail,
-                         warnFreeBytes: try fields["warn_free_bytes"].map { node throws(ConfigurationError) in try number(node) },
-                         failFreeBytes: try fields["fail_free_bytes"].map { node throws(ConfigurationError) in try number(node) })
+                         warnFreeBytes: try fields["warn_free_bytes"].map { node throws(ConfigurationError) in try number(node, atMost: 0x1p63) },
+                         failFreeBytes: try fields["fail_free_bytes"].map { node throws(ConfigurationError) in try number(node, atMost: 0x1p63) })
         case "memory_pressure":
             let path = try fields["path"].map { node throws(ConfigurationError) in try string(node) } ?? "/proc/pressure/memory"
-            let warn = try fields["warn_avg10"].map { node throws(ConfigurationError) in try number(node) } ?? 10
-            let fail = try fields["fail_avg10"].map { node throws(ConfigurationError) in try number(node) } ?? 40
+            let warn = try fields["warn_avg10"].map { node throws(ConfigurationError) in try number(node, atMost: 100) } ?? 10
+            let fail = try fields["fail_avg10"].map { node throws(ConfigurationError) in try number(node, atMost: 100) } ?? 40
             guard warn <= fail else { throw error(fields["warn_avg10"] ?? node, "warn_avg10 must not exceed fail_avg10") }
             kind = .memoryPressure(path: path, warnAvg10: warn, failAvg10: fail)
         case "file":
             guard let path = fields["path"] else { throw error(node, "a file check needs path") }
-            kind = .file(path: try string(path), maxAge: try fields["max_age"].map { node throws(ConfigurationError) in try duration(node) })
+            let maxAge = try fields["max_age"].map { node throws(ConfigurationError) in
+                try duration(node, atMost: .seconds(100 * 366 * 86_400), "100 years")
+            }
+            kind = .file(path: try string(path), maxAge: maxAge)
         default:
             kind = .container
         }
@@ -251,8 +284,10 @@ struct ConfigurationLoader {
         a.hasPrefix(b) || b.hasPrefix(a) || (abs(a.count - b.count) <= 2 && Set(a).symmetricDifference(Set(b)).count <= 2)
     }
 
+    /// A scalar; a NUL byte is rejected, since C calls (open, getaddrinfo) would stop reading at it.
     private func string(_ node: YAMLNode) throws(ConfigurationError) -> String {
         guard case .scalar(let scalar) = node.value else { throw error(node, "expected a value, not a list or mapping") }
+        guard !scalar.utf8.contains(0) else { throw error(node, "a value must not contain a NUL byte") }
         return scalar
     }
 
@@ -261,14 +296,16 @@ struct ConfigurationLoader {
         return value
     }
 
-    private func positive(_ node: YAMLNode) throws(ConfigurationError) -> Int {
+    private func integer(_ node: YAMLNode, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
         let value = try integer(node)
-        guard value >= 1 else { throw error(node, "expected a number of at least 1") }
+        guard range.contains(value) else { throw error(node, "expected a whole number from \(range.lowerBound) to \(range.upperBound)") }
         return value
     }
 
-    private func number(_ node: YAMLNode) throws(ConfigurationError) -> Double {
-        guard let value = Double(try string(node)), value.isFinite, value >= 0 else { throw error(node, "expected a non-negative number") }
+    private func number(_ node: YAMLNode, atMost limit: Double) throws(ConfigurationError) -> Double {
+        guard let value = Double(try string(node)), value.isFinite, value >= 0, value <= limit else {
+            throw error(node, "expected a number from 0 to \(limit < 1e15 ? String(Int(limit)) : String(limit))")
+        }
         return value
     }
 
@@ -290,23 +327,31 @@ struct ConfigurationLoader {
         throw error(node, "expect_status must be a status (200) or a range (200-299)")
     }
 
-    /// `250us`, `10ms`, `5s`, `2m`, `1h`, or a plain number of seconds.
-    private func duration(_ node: YAMLNode) throws(ConfigurationError) -> Duration {
+    /// `250us`, `10ms`, `5s`, `2m`, `1h`, or a plain number of seconds; positive and at most `limit`
+    /// (spelled `limitText` in the error).
+    private func duration(_ node: YAMLNode, atMost limit: Duration, _ limitText: String) throws(ConfigurationError) -> Duration {
         let text = try string(node)
         guard let parsed = Self.parseDuration(text), parsed > .zero else {
             throw error(node, "expected a positive duration such as 500ms, 10s or 2m, not '\(text)'")
         }
+        guard parsed <= limit else { throw error(node, "'\(text)' is too long: at most \(limitText)") }
         return parsed
     }
 
+    /// Parses a duration; nil when it is malformed, negative, or beyond what `Duration` holds in
+    /// nanoseconds (about 292 years), so no input can trap in the conversion.
     static func parseDuration(_ text: String) -> Duration? {
         let units: [(String, Double)] = [("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1), ("m", 60), ("h", 3600)]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
-            guard let value = Double(text.dropLast(suffix.count)), value.isFinite, value >= 0 else { return nil }
-            return .nanoseconds(Int64(value * scale * 1e9))
+        var number = Substring(text)
+        var scale = 1.0
+        if let unit = units.first(where: { text.hasSuffix($0.0) }) {
+            number = number.dropLast(unit.0.count)
+            scale = unit.1
         }
-        guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else { return nil }
-        return .nanoseconds(Int64(seconds * 1e9))
+        guard let value = Double(number), value.isFinite, value >= 0 else { return nil }
+        let nanoseconds = value * scale * 1e9
+        guard nanoseconds < 0x1p63 else { return nil }
+        return .nanoseconds(Int64(nanoseconds))
     }
 
     // MARK: Errors
@@ -327,17 +372,30 @@ extension Substring {
 
 /// A whole small file as text, or nil.
 func readFile(_ path: String) -> String? {
+    try? readTextFile(path, limit: ConfigurationLoader.maxFileBytes).get()
+}
+
+/// Why a file could not be read, in words.
+struct FileReadError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// A whole file as text, up to `limit` bytes; the error says why not (its errno text, or its size).
+func readTextFile(_ path: String, limit: Int) -> Result<String, FileReadError> {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
+    guard fd >= 0 else { return .failure(FileReadError(description: String(cString: strerror(errno)))) }
     defer { close(fd) }
     var bytes: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65_536)
     while true {
         let count = read(fd, &buffer, buffer.count)
-        if count < 0 { return nil }
+        if count < 0 {
+            if errno == EINTR { continue }
+            return .failure(FileReadError(description: String(cString: strerror(errno))))
+        }
         if count == 0 { break }
         bytes += buffer[..<count]
-        if bytes.count > 4 << 20 { return nil }
+        if bytes.count > limit { return .failure(FileReadError(description: "larger than \(limit >> 20) MiB")) }
     }
-    return String(decoding: bytes, as: UTF8.self)
+    return .success(String(decoding: bytes, as: UTF8.self))
 }

@@ -6,6 +6,8 @@ struct DaemonConfiguration: Sendable {
     var listeners: [Listener]
     var detailsPolicy: DetailsPolicy?
     var bearerTokenFile: String?
+    /// The token read from `bearerTokenFile` (by `ConfigurationLoader.load`), without surrounding whitespace.
+    var bearerToken: String?
     var slowResolutionThreshold: Duration
     var memoryPressureTrigger: String
     var statusCodes: (pass: Int, warn: Int, fail: Int)
@@ -17,6 +19,13 @@ struct DaemonConfiguration: Sendable {
     func applyContainerSettings() {
         UnifiedDI.slowResolutionThreshold = slowResolutionThreshold
         UnifiedDI.logRateLimit = logRateLimit
+    }
+
+    /// What the HTTP endpoints take from this configuration, served on `listeners` (the configured
+    /// ones, or those systemd passed).
+    func serverConfiguration(listeners: [Listener]) -> HealthServerConfiguration {
+        HealthServerConfiguration(listeners: listeners, detailsPolicy: detailsPolicy, bearerToken: bearerToken,
+                                  statusCodes: statusCodes, version: Defaults.version)
     }
 
     /// The port loopback checks of the daemon itself target (the first TCP listener's).

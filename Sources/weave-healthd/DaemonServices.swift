@@ -7,7 +7,8 @@ import WeaveHealthServer
 import WeaveSystemd
 
 /// Runs the current runtime's health checks: one round at startup (then readiness may pass), then
-/// on their intervals; a reload restarts it on the new runtime. Cancelled at shutdown.
+/// on their intervals; a reload swaps in a runtime whose first round has already run (see
+/// `ReloadService`), and this moves the schedule to it. Cancelled at shutdown.
 struct MonitorService: Service {
     let source: DaemonSource
     let lifecycle: ServerLifecycle
@@ -20,20 +21,27 @@ struct MonitorService: Service {
         var running = Task { [monitor = runtime.monitor] in await monitor.run() }
         for await _ in reloads.cancelOnGracefulShutdown() {
             running.cancel()
+            await running.value // the old runtime's checks end before it is released
             runtime = source.runtime
-            _ = await runtime.monitor.checkAll()
             running = Task { [monitor = runtime.monitor] in await monitor.run() }
         }
         running.cancel()
+        await running.value
     }
 }
 
-/// SIGHUP reloads the configuration file, between `RELOADING=1` and `READY=1` to systemd. A bad
-/// file is rejected with its error logged, and the old configuration keeps running.
+/// SIGHUP reloads the configuration file, between `RELOADING=1` and `READY=1` to systemd. A reload
+/// applies all of the new file or none of it: a bad file, or one whose `listen:` differs from the
+/// bound listeners (a reload cannot rebind them), is rejected with the reason logged, and the old
+/// configuration keeps running. The new checks run their first round before they are swapped in,
+/// so `/health` never answers from a runtime without results.
 struct ReloadService: Service {
     let path: String?
     let notifier: SystemdNotifier
     let source: DaemonSource
+    let router: HealthRouter
+    /// Whether the listeners came from systemd (socket activation): then `listen:` is not used.
+    let socketActivated: Bool
     let group: any EventLoopGroup
     let reloaded: AsyncStream<Void>.Continuation
     let logger: Logger
@@ -47,10 +55,22 @@ struct ReloadService: Service {
                 logger.notice("SIGHUP: running the embedded default configuration; nothing to reload")
                 continue
             }
-            do {
+            do throws(ConfigurationError) {
                 let configuration = try ConfigurationLoader.load(path: path)
+                let server = configuration.serverConfiguration(
+                    listeners: socketActivated ? router.configuration.listeners : configuration.listeners)
+                guard server.listeners == router.configuration.listeners else {
+                    throw ConfigurationError(
+                        file: path, line: 1, column: 1,
+                        message: "listen: changed from \(router.configuration.listeners.map(\.description).joined(separator: ", ")) "
+                            + "to \(server.listeners.map(\.description).joined(separator: ", ")); a reload cannot rebind "
+                            + "the listeners: restart weave-healthd to apply it")
+                }
+                let runtime = await Runtime(configuration: configuration, group: group)
+                _ = await runtime.monitor.checkAll()
                 configuration.applyContainerSettings()
-                source.replace(with: await Runtime(configuration: configuration, group: group))
+                router.reconfigure(server)
+                source.replace(with: runtime)
                 reloaded.yield()
                 logger.notice("Configuration reloaded",
                               metadata: WeaveEvent.configReloaded.metadata(["file": "\(path)", "checks": "\(configuration.checks.count)"]))

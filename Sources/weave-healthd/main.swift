@@ -65,13 +65,6 @@ do {
 } catch {
     fail("\(error)", ExitCode.config)
 }
-var bearerToken: String?
-if let tokenFile = configuration.bearerTokenFile {
-    guard let token = readFile(tokenFile)?.trimmed(), !token.isEmpty else {
-        fail("\(configPath ?? "<embedded default>"):1:1: bearer_token_file \(tokenFile) is missing or empty", ExitCode.config)
-    }
-    bearerToken = token
-}
 if checkOnly {
     print("\(configPath!): OK, \(configuration.checks.count) checks, listening on \(configuration.listeners.map(\.description).joined(separator: ", "))")
     exit(0)
@@ -120,9 +113,7 @@ let notifier = SystemdNotifier()
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 let lifecycle = ServerLifecycle()
 let source = DaemonSource(await Runtime(configuration: configuration, group: group))
-let serverConfiguration = HealthServerConfiguration(
-    listeners: listeners, detailsPolicy: configuration.detailsPolicy, bearerToken: bearerToken,
-    statusCodes: configuration.statusCodes, version: Defaults.version)
+let serverConfiguration = configuration.serverConfiguration(listeners: listeners)
 let server = HealthServer(router: HealthRouter(configuration: serverConfiguration, source: source, lifecycle: lifecycle),
                           group: group, inheritedSockets: inheritedSockets)
 let (reloads, reloadContinuation) = AsyncStream<Void>.makeStream()
@@ -132,8 +123,8 @@ var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
     // then the server fails readiness and drains, then the checks are cancelled.
     .init(service: MonitorService(source: source, lifecycle: lifecycle, reloads: reloads)),
     .init(service: server),
-    .init(service: ReloadService(path: configPath, notifier: notifier, source: source, group: group,
-                                 reloaded: reloadContinuation, logger: logger)),
+    .init(service: ReloadService(path: configPath, notifier: notifier, source: source, router: server.router,
+                                 socketActivated: !activated.isEmpty, group: group, reloaded: reloadContinuation, logger: logger)),
     .init(service: NotifyService(notifier: notifier, server: server, source: source, lifecycle: lifecycle, group: group,
                                  logger: logger)),
 ]

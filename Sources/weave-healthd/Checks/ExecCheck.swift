@@ -6,7 +6,8 @@ import WeaveDI
 /// Runs a command with Nagios plugin semantics: exit 0 healthy, 1 degraded, 2 unhealthy, 3 or
 /// anything else unhealthy ("unknown"); the first line of output is the reason; perfdata is kept.
 /// No shell unless the configuration asks for one; a minimal environment; output capped at 4 KiB;
-/// the process is killed when the check is cancelled (its timeout).
+/// the plugin runs in a process group of its own, which is killed whole when the check is cancelled
+/// (its timeout) and when the plugin exits (so nothing it started outlives the check).
 struct ExecCheck: HealthCheckable {
     let name: String
     let command: [String]
@@ -52,10 +53,23 @@ struct ExecCheck: HealthCheckable {
         for descriptor in Self.openDescriptors() where descriptor > 2 {
             posix_spawn_file_actions_addclose(&actions, descriptor)
         }
+        // The spawning thread's signal mask and dispositions must not reach the plugin: a plugin
+        // started with SIGALRM or SIGTERM blocked never times itself out and ignores being stopped.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setpgroup(&attributes, 0) // a group of its own, named by the plugin's pid
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
         let env = Self.baseEnvironment.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }.sorted()
         var pid = pid_t()
         let status = withCStrings(command) { argv in
-            withCStrings(env) { envp in posix_spawn(&pid, command[0], &actions, nil, argv, envp) }
+            withCStrings(env) { envp in posix_spawn(&pid, command[0], &actions, &attributes, argv, envp) }
         }
         close(pipe[1])
         guard status == 0 else {
@@ -64,7 +78,10 @@ struct ExecCheck: HealthCheckable {
         }
         let reader = pipe[0]
         let child = pid
-        defer { close(reader) }
+        defer {
+            close(reader)
+            kill(-child, SIGKILL) // whatever the plugin left running in its group
+        }
         return try await withTaskCancellationHandler {
             var output: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 4_096)
@@ -91,7 +108,7 @@ struct ExecCheck: HealthCheckable {
             }
             return (exitStatus, String(decoding: output, as: UTF8.self))
         } onCancel: {
-            kill(child, SIGKILL)
+            kill(-child, SIGKILL)
             var raw: Int32 = 0
             _ = waitpid(child, &raw, 0)
         }

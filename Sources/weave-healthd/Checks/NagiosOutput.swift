@@ -77,10 +77,11 @@ struct NagiosOutput: Equatable {
 }
 
 extension String {
+    /// Without whitespace (spaces, tabs, line ends) at either end.
     func trimmed() -> String {
         var slice = Substring(self)
-        while let first = slice.first, first == " " || first == "\t" || first == "\r" { slice = slice.dropFirst() }
-        while let last = slice.last, last == " " || last == "\t" || last == "\r" { slice = slice.dropLast() }
+        while let first = slice.first, first.isWhitespace { slice = slice.dropFirst() }
+        while let last = slice.last, last.isWhitespace { slice = slice.dropLast() }
         return String(slice)
     }
 }
