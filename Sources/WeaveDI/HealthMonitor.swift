@@ -2,13 +2,21 @@ import Logging
 
 /// Runs health checks: every registered service whose instance conforms to `HealthCheckable`
 /// (shared scopes; a `.singleton` not yet made is made), plus checks registered by name.
-/// Checks run concurrently; one that hangs is timed out without delaying the others, and one that
-/// fails affects only itself. Status changes are published as an `AsyncSequence`.
+/// Checks run concurrently, at most `maxConcurrentChecks` at a time; one that hangs is timed out
+/// without delaying the others, and one that fails affects only itself. After each run a check is
+/// due again after its interval plus up to a tenth of it at random, so checks that start together
+/// spread out. Status changes are published as an `AsyncSequence`.
 public actor HealthMonitor {
     /// The container whose services are checked.
     public nonisolated let container: Container
     /// Settings for checks that have none of their own.
     public var defaultSettings: HealthCheckSettings
+    /// How many checks run at once at most: thousands of checks must not start thousands of
+    /// processes or connections at the same moment.
+    public nonisolated let maxConcurrentChecks: Int
+    /// The last published report, readable without waiting for the actor (which may be busy with a
+    /// large round): probes such as `/livez` read this.
+    private nonisolated let published = Locked(HealthReport(statuses: [:], checks: [:]))
 
     private var named: [String: any HealthCheckable] = [:]
     private var settings: [String: HealthCheckSettings] = [:]
@@ -21,10 +29,14 @@ public actor HealthMonitor {
     /// advancing when the scheduler is stuck.
     public private(set) var lastProgress = ContinuousClock.now
 
-    public init(container: Container, defaultSettings: HealthCheckSettings = .init()) {
+    public init(container: Container, defaultSettings: HealthCheckSettings = .init(), maxConcurrentChecks: Int = 64) {
         self.container = container
         self.defaultSettings = defaultSettings
+        self.maxConcurrentChecks = max(maxConcurrentChecks, 1)
     }
+
+    /// The statuses as of the last finished round, without waiting for the actor.
+    public nonisolated var latestReport: HealthReport { published.withLock { $0 } }
 
     /// Adds (or replaces) a check under `name`.
     public func register(_ name: String, settings: HealthCheckSettings? = nil, check: any HealthCheckable) {
@@ -44,6 +56,7 @@ public actor HealthMonitor {
         settings[name] = nil
         records[name] = nil
         due[name] = nil
+        publish()
     }
 
     /// Sets how the check `name` runs (a named check, or a container service by its name).
@@ -104,42 +117,66 @@ public actor HealthMonitor {
 
     private func runChecks(_ checks: [(String, any HealthCheckable)]) async {
         let timed = checks.map { ($0.0, $0.1, settings(for: $0.0).timeout) }
+        let limit = maxConcurrentChecks
         let results = await withTaskGroup(of: (String, HealthStatus, Duration).self) { group in
-            for (name, check, timeout) in timed {
+            var results: [(String, HealthStatus, Duration)] = []
+            results.reserveCapacity(timed.count)
+            for (index, (name, check, timeout)) in timed.enumerated() {
+                if index >= limit, let finished = await group.next() { results.append(finished) }
                 group.addTask {
                     let (status, duration) = await Self.runOne(check, timeout: timeout)
                     return (name, status, duration)
                 }
             }
-            return await group.reduce(into: [(String, HealthStatus, Duration)]()) { $0.append($1) }
+            for await finished in group { results.append(finished) }
+            return results
         }
         let now = ContinuousClock.now
         for (name, status, duration) in results {
             apply(status, to: name, duration: duration)
-            due[name] = now + settings(for: name).interval
+            let interval = settings(for: name).interval
+            due[name] = now + interval + interval * Double.random(in: 0..<0.1)
         }
         lastProgress = now
+        publish()
+    }
+
+    private func publish() {
+        let report = self.report
+        published.withLock { $0 = report }
     }
 
     /// Runs `check`, giving up after `timeout` even if the check never returns or ignores cancellation.
-    /// Cancelling the caller cancels the check (an exec check kills its process).
+    /// Cancelling the caller cancels the check (an exec check kills its process) and returns at once,
+    /// so shutdown never waits for a check.
     static func runOne(_ check: any HealthCheckable, timeout: Duration) async -> (HealthStatus, Duration) {
         let clock = ContinuousClock()
         let start = clock.now
-        let running = Locked<Task<Void, Never>?>(nil)
+        let running = Locked<(outcome: OneShot<HealthStatus>?, work: Task<Void, Never>?, timer: Task<Void, Never>?)>((nil, nil, nil))
+        let cancelled = HealthStatus.unhealthy(error: CancellationError())
         let status = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<HealthStatus, Never>) in
                 let outcome = OneShot(continuation)
-                let work = Task { _ = outcome.resume(with: await check.healthCheck()) }
-                running.withLock { $0 = work }
-                if Task.isCancelled { work.cancel() }
-                Task {
-                    try? await Task.sleep(for: timeout)
+                let work = Task {
+                    let status = await check.healthCheck()
+                    if outcome.resume(with: status) { running.withLock { $0.timer?.cancel() } }
+                }
+                let timer = Task {
+                    guard (try? await Task.sleep(for: timeout)) != nil else { return }
                     if outcome.resume(with: .unhealthy(error: HealthCheckError.timedOut(after: timeout))) { work.cancel() }
+                }
+                running.withLock { $0 = (outcome, work, timer) }
+                if Task.isCancelled, outcome.resume(with: cancelled) {
+                    work.cancel()
+                    timer.cancel()
                 }
             }
         } onCancel: {
-            running.withLock { $0?.cancel() }
+            let (outcome, work, timer) = running.withLock { $0 }
+            if outcome?.resume(with: cancelled) == true {
+                work?.cancel()
+                timer?.cancel()
+            }
         }
         return (status, clock.now - start)
     }

@@ -19,6 +19,8 @@ public final class HealthServer: Service, Sendable {
     private let inherited: [(descriptor: Int32, role: ListenerRole)]
     private let logger: Logger
     private let boundAddresses = Locked<[String]?>(nil)
+    /// The open connections, against `HealthServerConfiguration.maxConnections`.
+    public let connections: ConnectionLimiter
 
     /// `inheritedSockets`: already-bound listening descriptors to use instead of binding (socket
     /// activation), each with the endpoints it serves.
@@ -28,6 +30,8 @@ public final class HealthServer: Service, Sendable {
         self.group = group
         self.inherited = inheritedSockets
         self.logger = logger
+        connections = ConnectionLimiter(maximum: router.configuration.maxConnections,
+                                        reserved: router.configuration.reservedConnections)
     }
 
     /// The addresses listened on, or nil while `run()` has not bound them yet.
@@ -74,8 +78,7 @@ public final class HealthServer: Service, Sendable {
     }
 
     private func makeBootstrap(_ quiesce: ServerQuiescingHelper, role: ListenerRole) -> ServerBootstrap {
-        let router = self.router
-        let idle = router.configuration.idleTimeout
+        let (router, connections) = (self.router, self.connections)
         return ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -85,16 +88,33 @@ public final class HealthServer: Service, Sendable {
                 }
             }
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                let admission = connections.admit()
+                guard admission != .refused else {
+                    // Accepted only to be closed at once: the descriptor is free again.
+                    return channel.eventLoop.makeFailedFuture(ChannelError.inappropriateOperationForState)
+                }
+                channel.closeFuture.whenComplete { _ in connections.release() }
+                return channel.eventLoop.makeCompletedFuture {
+                    let configuration = router.configuration
+                    let probesOnly = admission == .probesOnly
+                    // A connection in the reserve gets short clocks: it is for a probe, which asks at once.
+                    let deadlines = ConnectionDeadlines(
+                        requestTimeout: probesOnly ? min(configuration.requestTimeout, .seconds(2)) : configuration.requestTimeout,
+                        idleTimeout: probesOnly ? min(configuration.idleTimeout, .seconds(2)) : configuration.idleTimeout)
                     let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(IdleStateHandler(readTimeout: .nanoseconds(idle.totalNanoseconds)))
+                    try sync.addHandler(deadlines)
                     try sync.configureHTTPServerPipeline(withErrorHandling: true)
-                    try sync.addHandler(HTTPResponseCompressor())
-                    try sync.addHandler(HealthHTTPHandler(router: router, role: role))
+                    try sync.addHandler(HTTPResponseCompressor(responseCompressionPredicate: { head, _ in
+                        guard head.headers.contains(name: HealthHTTPHandler.noCompressionHeader) else { return .compressIfPossible }
+                        head.headers.remove(name: HealthHTTPHandler.noCompressionHeader)
+                        return .doNotCompress
+                    }))
+                    try sync.addHandler(HealthHTTPHandler(router: router, role: role, deadlines: deadlines, probesOnly: probesOnly))
                 }
             }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 64 * 1024))
     }
 
     private func bind(_ bootstrap: ServerBootstrap, _ listener: Listener) async throws -> any Channel {

@@ -60,19 +60,25 @@ public struct HealthServerConfiguration: Sendable {
     public var bearerToken: String?
     /// HTTP status for `/health` by aggregate: pass, warn, fail.
     public var statusCodes: (pass: Int, warn: Int, fail: Int)
-    /// Request limits: header bytes, body bytes, and the time a request may take to arrive.
+    /// Request limits: header bytes, body bytes, and the time a request may take to arrive, from
+    /// its first byte to its end.
     public var maxHeaderBytes: Int
     public var maxBodyBytes: Int
     public var requestTimeout: Duration
-    /// A keep-alive connection with nothing to read for this long is closed.
+    /// A connection is closed when no request begins for this long, or when the client does not
+    /// read an answer for this long.
     public var idleTimeout: Duration
+    /// Open connections at most, of which the last `reservedConnections` answer only `/livez` and
+    /// `/readyz` (see `ConnectionLimiter`). Keep it well under the descriptor limit (`LimitNOFILE=`).
+    public var maxConnections: Int
+    public var reservedConnections: Int
     /// Version reported in `weave_build_info` and `/health`.
     public var version: String
 
     public init(listeners: [Listener], detailsPolicy: DetailsPolicy? = nil, bearerToken: String? = nil,
                 statusCodes: (pass: Int, warn: Int, fail: Int) = (200, 200, 503), maxHeaderBytes: Int = 8_192,
                 maxBodyBytes: Int = 4_096, requestTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60),
-                version: String = "0.1.0") {
+                maxConnections: Int = 512, reservedConnections: Int = 16, version: String = "0.1.0") {
         self.listeners = listeners
         self.detailsPolicy = detailsPolicy ?? (listeners.allSatisfy(\.isLocal) ? .always : .never)
         self.bearerToken = bearerToken
@@ -81,6 +87,8 @@ public struct HealthServerConfiguration: Sendable {
         self.maxBodyBytes = maxBodyBytes
         self.requestTimeout = requestTimeout
         self.idleTimeout = idleTimeout
+        self.maxConnections = maxConnections
+        self.reservedConnections = reservedConnections
         self.version = version
     }
 }

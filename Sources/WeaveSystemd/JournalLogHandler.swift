@@ -5,6 +5,8 @@ import Logging
 
 /// A swift-log `LogHandler` that writes structured entries to journald with libsystemd's native
 /// protocol, and falls back to one readable line on standard error when journald is not reachable.
+/// It never blocks its caller: entries are handed to a `JournalWriter`, which delivers them from
+/// threads of its own, in order, and counts what it had to redirect or drop.
 ///
 /// Each entry carries `MESSAGE`, `PRIORITY` (from the level), `SYSLOG_IDENTIFIER`, `CODE_FILE`,
 /// `CODE_LINE`, `CODE_FUNC` and the logger's label. Metadata becomes fields: nested values are
@@ -36,13 +38,16 @@ public struct JournalLogHandler: LogHandler {
     /// The prefix of every metadata field, a valid journald name such as `WEAVE_`.
     public let fieldPrefix: String
     public let target: Target
+    /// Who delivers the entries.
+    public let writer: JournalWriter
 
     public init(label: String, identifier: String, target: Target = .automatic, fieldPrefix: String = "WEAVE_",
-                metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
+                metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider, writer: JournalWriter = .shared) {
         precondition(JournalFieldName.isValid(fieldPrefix), "fieldPrefix must be a valid journald field name")
         self.label = label
         self.identifier = identifier
         self.target = target
+        self.writer = writer
         self.fieldPrefix = fieldPrefix
         self.metadataProvider = metadataProvider
     }
@@ -59,8 +64,10 @@ public struct JournalLogHandler: LogHandler {
         let entry = JournalEntry(
             level: event.level, message: event.message.description, metadata: merged, label: label,
             identifier: identifier, file: event.file, function: event.function, line: event.line, fieldPrefix: fieldPrefix)
-        if target == .journal, Journal.send(entry.fields) >= 0 { return }
-        entry.writeLine(to: 2)
+        switch target {
+        case .journal: writer.submitToJournal(entry)
+        case .standardError: writer.submitLine(entry)
+        }
     }
 }
 

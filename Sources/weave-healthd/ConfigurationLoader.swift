@@ -132,6 +132,9 @@ struct ConfigurationLoader {
                 guard let listener = Self.parseAddress(text) else {
                     throw error(address, "address must be host:port (IPv6 as [::1]:port), not '\(text)'")
                 }
+                if case .tcp(let host, _) = listener, let problem = Self.unresolvable(host) {
+                    throw error(address, "cannot listen on '\(host)': \(problem)")
+                }
                 result.append(listener)
             } else if let unix = fields["unix"] {
                 let path = try string(unix)
@@ -149,6 +152,18 @@ struct ConfigurationLoader {
             }
         }
         return result
+    }
+
+    /// Why `host` cannot be bound to (it does not resolve), or nil: better a positioned error now
+    /// than a failed bind after startup.
+    static func unresolvable(_ host: String) -> String? {
+        var hints = addrinfo()
+        hints.ai_flags = AI_PASSIVE
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, nil, &hints, &list)
+        if let list { freeaddrinfo(list) }
+        return status == 0 ? nil : String(cString: gai_strerror(status))
     }
 
     static func parseAddress(_ text: String) -> Listener? {

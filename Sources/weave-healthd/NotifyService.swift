@@ -66,7 +66,7 @@ struct NotifyService: Service {
         let tick = interval.map { min($0 / 2, .seconds(1)) } ?? .seconds(1)
         var status = ""
         while !Task.isCancelled {
-            let line = Self.statusLine(await source.runtime.monitor.report)
+            let line = Self.statusLine(source.runtime.monitor.latestReport)
             if line != status {
                 notifier.status(line)
                 status = line

@@ -5,6 +5,10 @@
 /// with their position rather than misread.
 struct YAMLReader {
     private let lines: [[UInt8]]
+    /// For each line with non-ASCII bytes, the character column of every byte index (and one past
+    /// the end); ASCII lines need none. Positions are asked for every node, so counting from the
+    /// start of the line each time would make a long line quadratic.
+    private let characterColumns: [Int: [Int32]]
     private var row = 0
     private var depth = 0
     private static let maximumDepth = 64
@@ -15,6 +19,19 @@ struct YAMLReader {
         lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { line in
             line.last == UInt8(ascii: "\r") ? Array(line.dropLast()) : Array(line)
         }
+        var columns: [Int: [Int32]] = [:]
+        for (row, line) in lines.enumerated() where line.contains(where: { $0 >= 0x80 }) {
+            var table: [Int32] = []
+            table.reserveCapacity(line.count + 1)
+            var column: Int32 = 1
+            for byte in line {
+                table.append(column)
+                if byte & 0xC0 != 0x80 { column += 1 }
+            }
+            table.append(column)
+            columns[row] = table
+        }
+        characterColumns = columns
     }
 
     /// The document's root node, or nil when it holds nothing but comments and blank lines.
@@ -490,7 +507,8 @@ struct YAMLReader {
 
     /// The 1-based character column of byte `index` in line `row`.
     private func column(_ row: Int, _ index: Int) -> Int {
-        lines[row].prefix(index).reduce(1) { $0 + ($1 & 0xC0 == 0x80 ? 0 : 1) }
+        guard let table = characterColumns[row] else { return index + 1 }
+        return Int(table[min(index, table.count - 1)])
     }
 
     private func error(_ row: Int, _ index: Int, _ message: String) -> YAMLSyntaxError {

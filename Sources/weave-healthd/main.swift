@@ -113,7 +113,15 @@ let notifier = SystemdNotifier()
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 let lifecycle = ServerLifecycle()
 let source = DaemonSource(await Runtime(configuration: configuration, group: group))
-let serverConfiguration = configuration.serverConfiguration(listeners: listeners)
+var serverConfiguration = configuration.serverConfiguration(listeners: listeners)
+// Connections must leave descriptors for the checks (sockets, plugin pipes) and the journal.
+var descriptorLimit = rlimit()
+if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &descriptorLimit) == 0,
+   descriptorLimit.rlim_cur < 1 << 30, Int(descriptorLimit.rlim_cur) - 256 < serverConfiguration.maxConnections {
+    serverConfiguration.maxConnections = max(Int(descriptorLimit.rlim_cur) - 256, 32)
+    serverConfiguration.reservedConnections = min(serverConfiguration.reservedConnections, serverConfiguration.maxConnections / 4)
+    logger.warning("The descriptor limit (\(descriptorLimit.rlim_cur)) allows only \(serverConfiguration.maxConnections) connections; raise LimitNOFILE= for more")
+}
 let server = HealthServer(router: HealthRouter(configuration: serverConfiguration, source: source, lifecycle: lifecycle),
                           group: group, inheritedSockets: inheritedSockets)
 let (reloads, reloadContinuation) = AsyncStream<Void>.makeStream()
@@ -138,7 +146,10 @@ do {
     try await ServiceGroup(configuration: groupConfiguration).run()
 } catch {
     logger.error("weave-healthd stopped: \(error)")
+    JournalWriter.shared.flush(timeout: .milliseconds(500))
     exit(1)
 }
 logger.info("weave-healthd stopped", metadata: WeaveEvent.shutdown.metadata)
+// The last entries, unless journald is stalled: shutdown must not wait for it.
+JournalWriter.shared.flush(timeout: .milliseconds(500))
 exit(0)

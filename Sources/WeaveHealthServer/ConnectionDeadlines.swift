@@ -1,0 +1,79 @@
+import NIOCore
+
+/// One connection's clocks, kept on the raw bytes (first in the pipeline), so that no trickle of
+/// bytes can hold a connection open:
+/// - before a request (a new connection, or after a response): at most `idleTimeout` until its
+///   first byte;
+/// - from a request's first byte to its end: at most `requestTimeout`, however the bytes are spaced;
+/// - while a response waits for the client to read what was already sent: at most `idleTimeout`.
+/// When one runs out, the connection is closed.
+final class ConnectionDeadlines: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private enum State {
+        case waitingForRequest
+        case receivingRequest
+        case handlingRequest
+    }
+
+    private let requestTimeout: TimeAmount
+    private let idleTimeout: TimeAmount
+    private var state = State.waitingForRequest
+    private var timer: Scheduled<Void>?
+    private var context: ChannelHandlerContext?
+
+    init(requestTimeout: Duration, idleTimeout: Duration) {
+        self.requestTimeout = .nanoseconds(requestTimeout.totalNanoseconds)
+        self.idleTimeout = .nanoseconds(idleTimeout.totalNanoseconds)
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        arm(idleTimeout)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        self.context = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if state == .waitingForRequest {
+            state = .receivingRequest
+            arm(requestTimeout)
+        }
+        context.fireChannelRead(data)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        context.fireChannelInactive()
+    }
+
+    /// A whole request arrived: no clock runs while it is answered.
+    func requestReceived() {
+        state = .handlingRequest
+        timer?.cancel()
+        timer = nil
+    }
+
+    /// The answer is written but the client has not read what came before: it has `idleTimeout` to.
+    func waitingForClient() {
+        arm(idleTimeout)
+    }
+
+    /// The answer went out on a connection that stays open: the next request may begin.
+    func responseSent() {
+        state = .waitingForRequest
+        arm(idleTimeout)
+    }
+
+    private func arm(_ timeout: TimeAmount) {
+        timer?.cancel()
+        guard let context else { return }
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: timeout) { loopBound.value.close(promise: nil) }
+    }
+}

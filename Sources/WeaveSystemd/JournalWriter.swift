@@ -1,0 +1,263 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Delivers log entries off the caller's thread, so that logging never blocks serving, health
+/// checks or shutdown, even when journald stops reading (stopped, or overloaded: its socket buffer
+/// fills and `sd_journal_sendv` blocks).
+///
+/// Two lanes, each a bounded queue drained in order by a thread of its own:
+/// - the journal lane sends with `sd_journal_sendv`; an entry journald refuses (not running) moves
+///   on to the standard-error lane, in order;
+/// - the standard-error lane writes one line per entry to descriptor 2.
+///
+/// When the journal lane is full, or its current send has been blocked for longer than
+/// `stallTimeout`, journald "cannot take the entry in time": the entry goes to standard error
+/// instead (`redirected`). When the standard-error lane is full too, the entry is dropped
+/// (`dropped`). Callers only ever take a short lock. Once journald takes entries again, one summary
+/// entry (`MESSAGE_ID` `lostEntriesMessageID`) says how many were redirected and dropped.
+/// What each lane delivers keeps the order in which it was logged.
+public final class JournalWriter: @unchecked Sendable {
+    // @unchecked: every mutable property is read and written only with `mutex` held; the lanes'
+    // threads and the callers synchronise through it and the two condition variables.
+
+    /// Counts since the writer started.
+    public struct Statistics: Sendable, Equatable {
+        /// Entries journald took.
+        public var journaled: UInt64 = 0
+        /// Entries meant for journald that went to standard error, because journald was stalled,
+        /// unreachable, or its lane was full.
+        public var redirected: UInt64 = 0
+        /// Entries lost because no destination could take them in time.
+        public var dropped: UInt64 = 0
+    }
+
+    /// The `MESSAGE_ID` of the summary logged once journald takes entries again after losing some.
+    public static let lostEntriesMessageID = "646c4076a6fc4b3aa2a7771041bcbac6"
+
+    /// The writer every `JournalLogHandler` uses unless given another.
+    public static let shared = JournalWriter()
+
+    /// The most entries each lane holds.
+    public let capacity: Int
+    /// How long one send to journald may block before new entries go to standard error.
+    public let stallTimeout: Duration
+
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let journalReady = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let lineReady = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let idle = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var journalQueue = EntryQueue()
+    private var lineQueue = EntryQueue()
+    private var journalBusySince: UInt64 = 0 // monotonic ns when the current send began; 0 when none
+    private var lineBusy = false
+    private var statistics = Statistics()
+    private var unreported = (redirected: UInt64(0), dropped: UInt64(0), since: UInt64(0))
+    private var started = false
+
+    public init(capacity: Int = 4_096, stallTimeout: Duration = .milliseconds(250)) {
+        precondition(capacity > 0, "capacity must be positive")
+        self.capacity = capacity
+        self.stallTimeout = stallTimeout
+        pthread_mutex_init(mutex, nil)
+        for condition in [journalReady, lineReady, idle] {
+            var attributes = pthread_condattr_t()
+            pthread_condattr_init(&attributes)
+            pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+            pthread_cond_init(condition, &attributes)
+            pthread_condattr_destroy(&attributes)
+        }
+    }
+
+    /// The counts so far.
+    public var counts: Statistics {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return statistics
+    }
+
+    /// Queues `entry` for journald, or for standard error when journald cannot take it in time.
+    func submitToJournal(_ entry: JournalEntry) {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        startIfNeeded()
+        let stalled = journalBusySince != 0 && Self.now() - journalBusySince > Self.nanoseconds(stallTimeout)
+        if !stalled && journalQueue.count < capacity {
+            journalQueue.append(entry)
+            pthread_cond_signal(journalReady)
+            return
+        }
+        redirectLocked(entry)
+    }
+
+    /// Queues `entry` as one line on standard error.
+    func submitLine(_ entry: JournalEntry) {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        startIfNeeded()
+        if lineQueue.count < capacity {
+            lineQueue.append(entry)
+            pthread_cond_signal(lineReady)
+        } else {
+            statistics.dropped += 1
+            noteLossLocked(dropped: 1)
+        }
+    }
+
+    /// Waits until both lanes are empty and idle, or `timeout` passes; true when everything was
+    /// delivered. For the end of a process, whose last entries should not be lost.
+    @discardableResult
+    public func flush(timeout: Duration) -> Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let total = Int(deadline.tv_nsec) + Int(Self.nanoseconds(timeout) % 1_000_000_000)
+        deadline.tv_sec += Int(Self.nanoseconds(timeout) / 1_000_000_000) + total / 1_000_000_000
+        deadline.tv_nsec = total % 1_000_000_000
+        while !(journalQueue.isEmpty && lineQueue.isEmpty && journalBusySince == 0 && !lineBusy) {
+            if pthread_cond_timedwait(idle, mutex, &deadline) == ETIMEDOUT { return false }
+        }
+        return true
+    }
+
+    // MARK: Lanes
+
+    private func redirectLocked(_ entry: JournalEntry) {
+        if lineQueue.count < capacity {
+            lineQueue.append(entry)
+            statistics.redirected += 1
+            noteLossLocked(redirected: 1)
+            pthread_cond_signal(lineReady)
+        } else {
+            statistics.dropped += 1
+            noteLossLocked(dropped: 1)
+        }
+    }
+
+    private func noteLossLocked(redirected: UInt64 = 0, dropped: UInt64 = 0) {
+        if unreported.redirected == 0 && unreported.dropped == 0 { unreported.since = Self.now() }
+        unreported.redirected += redirected
+        unreported.dropped += dropped
+    }
+
+    private func startIfNeeded() {
+        guard !started else { return }
+        started = true
+        Self.spawn { [self] in runJournalLane() }
+        Self.spawn { [self] in runLineLane() }
+    }
+
+    private func runJournalLane() {
+        pthread_mutex_lock(mutex)
+        while true {
+            while journalQueue.isEmpty { pthread_cond_wait(journalReady, mutex) }
+            let entry = journalQueue.removeFirst()
+            journalBusySince = Self.now()
+            pthread_mutex_unlock(mutex)
+            let result = Journal.send(entry.fields)
+            pthread_mutex_lock(mutex)
+            journalBusySince = 0
+            if result < 0 {
+                redirectLocked(entry)
+            } else {
+                statistics.journaled += 1
+                if unreported.redirected > 0 || unreported.dropped > 0 {
+                    let summary = lossSummaryLocked(after: entry)
+                    journalBusySince = Self.now()
+                    pthread_mutex_unlock(mutex)
+                    let sent = Journal.send(summary.fields)
+                    pthread_mutex_lock(mutex)
+                    journalBusySince = 0
+                    if sent >= 0 { statistics.journaled += 1 } else { redirectLocked(summary) }
+                }
+            }
+            pthread_cond_broadcast(idle)
+        }
+    }
+
+    private func runLineLane() {
+        pthread_mutex_lock(mutex)
+        while true {
+            while lineQueue.isEmpty { pthread_cond_wait(lineReady, mutex) }
+            let entry = lineQueue.removeFirst()
+            lineBusy = true
+            pthread_mutex_unlock(mutex)
+            entry.writeLine(to: 2)
+            pthread_mutex_lock(mutex)
+            lineBusy = false
+            pthread_cond_broadcast(idle)
+        }
+    }
+
+    /// The summary of what was lost since the last one, under the identity of `entry`'s program.
+    private func lossSummaryLocked(after entry: JournalEntry) -> JournalEntry {
+        let seconds = Double((Self.now() - unreported.since) / 1_000_000) / 1_000
+        var summary = JournalEntry(
+            level: .warning,
+            message: "journald did not take log entries for \(seconds) s: \(unreported.redirected) went to standard error, "
+                + "\(unreported.dropped) were dropped",
+            metadata: ["redirected": "\(unreported.redirected)", "dropped": "\(unreported.dropped)"],
+            label: entry.label, identifier: entry.identifier, file: #fileID, function: #function, line: #line,
+            fieldPrefix: String(entry.labelField.dropLast("LOGGER".count)))
+        summary.messageID = Self.lostEntriesMessageID
+        unreported = (0, 0, 0)
+        return summary
+    }
+
+    /// A non-negative duration in nanoseconds (the timeouts here are far below the 584 years that fit).
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+        UInt64(max(duration.components.seconds, 0)) * 1_000_000_000 + UInt64(max(duration.components.attoseconds, 0) / 1_000_000_000)
+    }
+
+    private static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
+    /// Starts a detached thread running `body`, with every signal blocked (signals are for the
+    /// process's own handlers, not for a lane that may sit in a blocking send).
+    private static func spawn(_ body: @escaping () -> Void) {
+        let box = Unmanaged.passRetained(Box(body)).toOpaque()
+        var all = sigset_t()
+        var previous = sigset_t()
+        sigfillset(&all)
+        pthread_sigmask(SIG_SETMASK, &all, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { pointer in
+            let box = Unmanaged<Box>.fromOpaque(pointer!).takeRetainedValue()
+            box.body()
+            return nil
+        }, box)
+        precondition(status == 0, "JournalWriter: cannot start a thread: \(status)")
+        pthread_detach(thread)
+    }
+
+    private final class Box {
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+    }
+}
+
+/// A first-in, first-out queue of entries with O(1) removal at the front.
+struct EntryQueue {
+    private var items: [JournalEntry] = []
+    private var head = 0
+
+    var count: Int { items.count - head }
+    var isEmpty: Bool { head == items.count }
+
+    mutating func append(_ entry: JournalEntry) { items.append(entry) }
+
+    mutating func removeFirst() -> JournalEntry {
+        let entry = items[head]
+        head += 1
+        if head >= 64 && head * 2 >= items.count { // reclaim the consumed front now and then
+            items.removeFirst(head)
+            head = 0
+        }
+        return entry
+    }
+}
