@@ -346,16 +346,22 @@ struct ConfigurationLoader {
     /// (spelled `limitText` in the error).
     private func duration(_ node: YAMLNode, atMost limit: Duration, _ limitText: String) throws(ConfigurationError) -> Duration {
         let text = try string(node)
-        guard let parsed = Self.parseDuration(text), parsed > .zero else {
+        guard let seconds = Self.parseSeconds(text), seconds > 0 else {
             throw error(node, "expected a positive duration such as 500ms, 10s or 2m, not '\(text)'")
         }
-        guard parsed <= limit else { throw error(node, "'\(text)' is too long: at most \(limitText)") }
-        return parsed
+        guard seconds <= limit.totalSeconds else { throw error(node, "'\(text)' is too long: at most \(limitText)") }
+        return .nanoseconds(Int64(seconds * 1e9))
     }
 
     /// Parses a duration; nil when it is malformed, negative, or beyond what `Duration` holds in
     /// nanoseconds (about 292 years), so no input can trap in the conversion.
     static func parseDuration(_ text: String) -> Duration? {
+        guard let seconds = parseSeconds(text), seconds * 1e9 < 0x1p63 else { return nil }
+        return .nanoseconds(Int64(seconds * 1e9))
+    }
+
+    /// A duration's text as seconds (any size), or nil when it is malformed or negative.
+    private static func parseSeconds(_ text: String) -> Double? {
         let units: [(String, Double)] = [("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1), ("m", 60), ("h", 3600)]
         var number = Substring(text)
         var scale = 1.0
@@ -363,10 +369,8 @@ struct ConfigurationLoader {
             number = number.dropLast(unit.0.count)
             scale = unit.1
         }
-        guard let value = Double(number), value.isFinite, value >= 0 else { return nil }
-        let nanoseconds = value * scale * 1e9
-        guard nanoseconds < 0x1p63 else { return nil }
-        return .nanoseconds(Int64(nanoseconds))
+        guard let value = Double(number), value.isFinite, value >= 0, (value * scale).isFinite else { return nil }
+        return value * scale
     }
 
     // MARK: Errors

@@ -44,7 +44,7 @@ final class Runtime: Sendable {
         case .file(let path, let maxAge):
             return { FileCheck(name: name, path: path, maxAge: maxAge, observations: observations) }
         case .container:
-            return { [weak container] in ContainerCheck(container: container ?? Container()) }
+            return { [unowned container] in ContainerCheck(container: container) } // made by the container itself
         }
     }
 

@@ -26,7 +26,8 @@ struct HTTPCheck: HealthCheckable {
             }
             return .healthy
         } catch {
-            return .unhealthy(error: CheckFailure("GET http://\(url.hostHeader)\(url.path) failed: \(error)"))
+            let reason = error is CheckFailure ? "\(error)" : NetworkFailure.reason(error, host: url.host, port: url.port)
+            return .unhealthy(error: CheckFailure("GET http://\(url.hostHeader)\(url.path) failed: \(reason)"))
         }
     }
 

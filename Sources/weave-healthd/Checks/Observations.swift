@@ -10,8 +10,11 @@ final class Observations: Sendable {
         values.withLock { $0[check] = (value, unit) }
     }
 
+    /// Keeps the first item of each label: a plugin that repeats a label must not make duplicate series.
     func record(_ check: String, perfdata items: [(label: String, value: Double)]) {
-        perfdata.withLock { $0[check] = items }
+        var seen: Set<String> = []
+        let unique = items.filter { seen.insert($0.label).inserted }
+        perfdata.withLock { $0[check] = unique }
     }
 
     func value(of check: String) -> (value: Double, unit: String)? {

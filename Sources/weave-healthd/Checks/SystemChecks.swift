@@ -84,16 +84,18 @@ struct FileCheck: HealthCheckable {
 
 /// The daemon's own container: unhealthy when resolution errors happened since the last run,
 /// degraded when slow resolutions did.
+/// The check lives inside the container it watches (a singleton there), so it holds the container
+/// weakly: a strong reference would be a cycle, and every reload would leak the old runtime.
 final class ContainerCheck: HealthCheckable {
-    let container: Container
+    private let statistics: @Sendable () -> ContainerStatistics?
     private let last = Locked<(errors: UInt64, slow: UInt64)?>(nil)
 
     init(container: Container) {
-        self.container = container
+        statistics = { [weak container] in container?.statistics() }
     }
 
     func healthCheck() async -> HealthStatus {
-        let statistics = container.statistics()
+        guard let statistics = statistics() else { return .unhealthy(error: CheckFailure("the container is gone")) }
         let errors = statistics.services.reduce(0) { $0 + $1.errorCount }
         let slow = statistics.services.reduce(0) { $0 + $1.slowResolutions }
         let previous = last.withLock { value in defer { value = (errors, slow) }; return value } ?? (errors: errors, slow: slow)

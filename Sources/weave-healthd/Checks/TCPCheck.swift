@@ -23,7 +23,7 @@ struct TCPCheck: HealthCheckable {
             observations.record(name, value: elapsed.totalSeconds, unit: "s")
             return .healthy
         } catch {
-            return .unhealthy(error: CheckFailure("cannot connect to \(host):\(port): \(error)"))
+            return .unhealthy(error: CheckFailure(NetworkFailure.reason(error, host: host, port: port)))
         }
     }
 }

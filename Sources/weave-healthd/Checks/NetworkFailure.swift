@@ -1,0 +1,39 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NIOCore
+import NIOPosix
+
+/// Network errors in the words an operator reads: `connection refused (127.0.0.1:5432)`, not the
+/// library's `NIOConnectionError(… SingleConnectionFailure(…))`.
+enum NetworkFailure {
+    static func reason(_ error: any Error, host: String, port: Int) -> String {
+        switch error {
+        case let error as NIOConnectionError:
+            if let failure = error.connectionErrors.first {
+                let address = failure.target.ipAddress.map { $0.contains(":") ? "[\($0)]:\(port)" : "\($0):\(port)" }
+                return "\(cause(failure.error)) (\(address ?? "\(host):\(port)"))"
+            }
+            if error.dnsAError != nil || error.dnsAAAAError != nil { return "cannot resolve \(host)" }
+            return "cannot connect to \(host):\(port)"
+        default:
+            return "\(cause(error)) (\(host):\(port))"
+        }
+    }
+
+    /// The cause alone, without the address.
+    private static func cause(_ error: any Error) -> String {
+        switch error {
+        case let error as IOError:
+            return String(cString: strerror(error.errnoCode)).lowercased()
+        case ChannelError.connectTimeout(let amount):
+            return "no connection within \(Double(amount.nanoseconds) / 1e9) s"
+        case is NIOConnectionError:
+            return "cannot connect"
+        case let error as CustomStringConvertible:
+            return error.description
+        default:
+            return "\(error)"
+        }
+    }
+}
