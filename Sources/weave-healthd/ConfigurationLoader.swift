@@ -17,15 +17,16 @@ struct ConfigurationLoader {
         case .failure(let failure):
             throw ConfigurationError(file: path, line: 1, column: 1, message: "cannot read the file: \(failure)")
         }
-        return try ConfigurationLoader(file: path, text: text).parse(readingSecrets: true)
+        return try ConfigurationLoader(file: path, text: text).parse(consultingTheSystem: true)
     }
 
     /// Configurations are small; anything larger is a mistake (a wrong path, a log file).
     static let maxFileBytes = 4 << 20
 
-    /// Parses the text. With `readingSecrets`, files the configuration names for secrets (the bearer
-    /// token) are read too, and a missing or empty one is an error at its key.
-    func parse(readingSecrets: Bool = false) throws(ConfigurationError) -> DaemonConfiguration {
+    /// Parses the text. With `consultingTheSystem`, what the configuration names outside itself is
+    /// checked too, each problem an error at its key: the bearer token file is read (missing or empty
+    /// is an error), and listen hosts must resolve.
+    func parse(consultingTheSystem: Bool = false) throws(ConfigurationError) -> DaemonConfiguration {
         let document: YAMLNode?
         do throws(YAMLSyntaxError) {
             document = try YAMLReader.parse(text)
@@ -39,7 +40,7 @@ struct ConfigurationLoader {
             listeners: [.tcp(host: "127.0.0.1", port: Defaults.port)], detailsPolicy: nil, bearerTokenFile: nil, bearerToken: nil,
             slowResolutionThreshold: .milliseconds(10), memoryPressureTrigger: "some 150000 1000000",
             statusCodes: (200, 200, 503), logRateLimit: .default, checks: [])
-        if let listen = top["listen"] { configuration.listeners = try listeners(listen) }
+        if let listen = top["listen"] { configuration.listeners = try listeners(listen, resolving: consultingTheSystem) }
         if let details = top["details"] {
             let value = try string(details)
             guard let policy = DetailsPolicy(rawValue: value) else {
@@ -50,7 +51,7 @@ struct ConfigurationLoader {
         if let file = top["bearer_token_file"] {
             let path = try string(file)
             configuration.bearerTokenFile = path
-            if readingSecrets {
+            if consultingTheSystem {
                 switch readTextFile(path, limit: 4_096) {
                 case .success(let text):
                     // `echo secret > token` leaves a newline; no token has whitespace at its ends.
@@ -122,7 +123,7 @@ struct ConfigurationLoader {
 
     // MARK: Sections
 
-    private func listeners(_ node: YAMLNode) throws(ConfigurationError) -> [Listener] {
+    private func listeners(_ node: YAMLNode, resolving: Bool) throws(ConfigurationError) -> [Listener] {
         guard case .sequence(let items) = node.value, !items.isEmpty else { throw error(node, "listen must be a non-empty list") }
         var result: [Listener] = []
         for item in items {
@@ -132,7 +133,7 @@ struct ConfigurationLoader {
                 guard let listener = Self.parseAddress(text) else {
                     throw error(address, "address must be host:port (IPv6 as [::1]:port), not '\(text)'")
                 }
-                if case .tcp(let host, _) = listener, let problem = Self.unresolvable(host) {
+                if resolving, case .tcp(let host, _) = listener, let problem = Self.unresolvable(host) {
                     throw error(address, "cannot listen on '\(host)': \(problem)")
                 }
                 result.append(listener)
