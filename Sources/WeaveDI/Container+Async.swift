@@ -2,8 +2,8 @@ extension Container {
     /// Keys whose async factories are running in the current task, outermost first.
     @TaskLocal static var asyncStack: [RegistrationKey] = []
 
-    func resolveAsync<T>(_ type: T.Type) async throws(ResolutionError) -> T {
-        let (owner, found) = try find(type, name: nil)
+    func resolveAsync<T>(_ type: T.Type, name: String? = nil) async throws(ResolutionError) -> T {
+        let (owner, found) = try find(type, name: name)
         switch found {
         case .instance(let instance, _):
             return instance

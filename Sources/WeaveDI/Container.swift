@@ -367,7 +367,8 @@ public final class Container: @unchecked Sendable {
                     let instance = try run(registration, make)
                     lock.withWriteLock { registration.instance = instance }
                     return instance
-                })
+                },
+                cycle: { path in failed(.cycle(path: path), index: registration.index) })
         case .weak:
             try checkCycle(registration)
             return try registration.gate!.value(
@@ -380,7 +381,8 @@ public final class Container: @unchecked Sendable {
                     }
                     lock.withWriteLock { registration.weakInstance = instance as AnyObject }
                     return instance
-                })
+                },
+                cycle: { path in failed(.cycle(path: path), index: registration.index) })
         }
     }
 

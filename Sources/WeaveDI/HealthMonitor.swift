@@ -71,7 +71,7 @@ public actor HealthMonitor {
 
     /// Runs every check once now and returns the report.
     public func checkAll() async -> HealthReport {
-        await runChecks(allChecks())
+        await runChecks(await allChecks())
         return report
     }
 
@@ -80,7 +80,7 @@ public actor HealthMonitor {
         while !Task.isCancelled {
             let now = ContinuousClock.now
             lastProgress = now
-            let dueChecks = allChecks().filter { name, _ in (due[name] ?? now) <= now }
+            let dueChecks = await allChecks().filter { name, _ in (due[name] ?? now) <= now }
             if !dueChecks.isEmpty { await runChecks(dueChecks) }
             do { try await Task.sleep(for: tick) } catch { return }
         }
@@ -104,8 +104,8 @@ public actor HealthMonitor {
 
     // MARK: Running
 
-    private func allChecks() -> [(String, any HealthCheckable)] {
-        var checks = container.healthCheckables()
+    private func allChecks() async -> [(String, any HealthCheckable)] {
+        var checks = await container.healthCheckables()
         let discovered = Set(checks.map(\.0))
         checks += named.filter { !discovered.contains($0.key) }.map { ($0.key, $0.value) }
         return checks
@@ -260,12 +260,15 @@ final class OneShot<Value: Sendable>: Sendable {
 extension Container {
     /// The services of this container whose instances conform to `HealthCheckable`, by check name
     /// (the registration name, else the type's name). Shared scopes only: a transient instance
-    /// made just to be checked would check nothing that serves requests.
-    func healthCheckables() -> [(String, any HealthCheckable)] {
+    /// made just to be checked would check nothing that serves requests. A shared service with an
+    /// async factory is made (awaited) if nothing has resolved it yet, as a sync one is.
+    func healthCheckables() async -> [(String, any HealthCheckable)] {
         let registrations = lock.withReadLock { _ in table.all }
-        return registrations.compactMap { registration in
-            guard let check = registration.sharedInstance(in: self) as? any HealthCheckable else { return nil }
-            return (registration.key.name ?? registration.key.typeName, check)
+        var checks: [(String, any HealthCheckable)] = []
+        for registration in registrations {
+            guard let check = await registration.sharedInstanceMakingAsync(in: self) as? any HealthCheckable else { continue }
+            checks.append((registration.key.name ?? registration.key.typeName, check))
         }
+        return checks
     }
 }

@@ -31,6 +31,8 @@ class AnyRegistration: @unchecked Sendable {
 
     /// The shared instance, resolved (made if a synchronous factory can); `nil` for transient scopes.
     func sharedInstance(in container: Container) -> Any? { nil }
+    /// `sharedInstance`, but an async factory's instance not made yet is made (awaited) too.
+    func sharedInstanceMakingAsync(in container: Container) async -> Any? { sharedInstance(in: container) }
 }
 
 /// A factory that takes one argument, kept as an object so a resolve can check the argument type cheaply.
@@ -73,7 +75,7 @@ final class Registration<Value>: AnyRegistration, @unchecked Sendable {
         self.maker = maker
         self.instanceSlot = .allocate(capacity: 1)
         self.instanceSlot.initialize(to: instance)
-        self.gate = scope == .transient ? nil : CreationGate()
+        self.gate = scope == .transient ? nil : CreationGate(name: key.description)
         super.init(key: key, scope: scope, index: index)
     }
 
@@ -112,6 +114,11 @@ final class Registration<Value>: AnyRegistration, @unchecked Sendable {
             // Through the counted, timed path: health rounds show up in the container's statistics.
             return try? container.resolveValue(Value.self, name: key.name)
         }
+    }
+
+    override func sharedInstanceMakingAsync(in container: Container) async -> Any? {
+        guard case .async = maker, scope == .singleton || scope == .cached else { return sharedInstance(in: container) }
+        return try? await container.resolveAsync(Value.self, name: key.name)
     }
 
     override func takeInstance() -> Any? {

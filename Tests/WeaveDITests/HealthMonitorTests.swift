@@ -37,6 +37,20 @@ private final class Scripted: HealthCheckable {
         #expect(report.aggregate(group: "nothing") == .healthy)
     }
 
+    /// An async shared-scope service is checked from the first round on, made by the monitor if
+    /// nothing resolved it before (it used to be skipped until something did).
+    @Test func asyncSharedServicesAreCheckedBeforeAnyoneResolvesThem() async {
+        let container = Container()
+        container.register(Database.self, scope: .singleton) { () async throws -> Database in
+            try await Task.sleep(for: .milliseconds(1))
+            return Database()
+        }
+        container.register(SlowDisk.self, scope: .cached) { () async throws -> SlowDisk in SlowDisk() }
+        let report = await HealthMonitor(container: container).checkAll()
+        #expect(report.statuses["Database"]?.state == .healthy)
+        #expect(report.statuses["SlowDisk"]?.reason == "3% free")
+    }
+
     @Test func aHangingCheckTimesOutWithoutDelayingTheOthers() async {
         let monitor = HealthMonitor(container: Container(), defaultSettings: HealthCheckSettings(timeout: .milliseconds(100)))
         await monitor.register("hangs") {

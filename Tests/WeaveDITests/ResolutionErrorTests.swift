@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 @testable import WeaveDI
 
@@ -91,5 +92,49 @@ struct OrderService: Sendable {}
         #expect(type == "UserRepository")
         let present: Settings? = Settings(name: "here")
         #expect(try present.getValue().name == "here")
+    }
+}
+
+/// Two threads that each create a singleton whose factory needs the other's: before, each waited
+/// for the other's creation forever; now the second to wait sees the cycle and reports it.
+@Suite struct CrossThreadCycleTests {
+    private final class Left: Sendable {}
+    private final class Right: Sendable {}
+
+    @Test func aCycleAcrossTwoThreadsIsAnErrorNotADeadlock() throws {
+        let container = Container()
+        let leftStarted = DispatchSemaphore(value: 0)
+        let rightStarted = DispatchSemaphore(value: 0)
+        // Each factory waits (bounded) until the other has begun, so both creations are under way
+        // when each resolves the other's service.
+        container.register(Left.self, scope: .singleton, throwingFactory: {
+            leftStarted.signal()
+            if rightStarted.wait(timeout: .now() + 5) == .success { rightStarted.signal() } // stays open for a retry
+            _ = try container.resolveThrows(Right.self)
+            return Left()
+        })
+        container.register(Right.self, scope: .singleton, throwingFactory: {
+            rightStarted.signal()
+            if leftStarted.wait(timeout: .now() + 5) == .success { leftStarted.signal() }
+            _ = try container.resolveThrows(Left.self)
+            return Right()
+        })
+        let results = Locked<[String]>([])
+        let done = DispatchGroup()
+        for left in [true, false] {
+            DispatchQueue.global().async(group: done) {
+                do {
+                    if left { _ = try container.resolveThrows(Left.self) } else { _ = try container.resolveThrows(Right.self) }
+                    results.withLock { $0.append("resolved") }
+                } catch {
+                    results.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        // Before the fix this never finished; the threads of a failed run are left blocked.
+        try #require(done.wait(timeout: .now() + 20) == .success, "the two threads deadlocked")
+        let outcomes = results.withLock { $0 }
+        #expect(outcomes.count == 2)
+        #expect(outcomes.contains { $0.contains("Left → Right → Left") || $0.contains("Right → Left → Right") }, "\(outcomes)")
     }
 }
