@@ -47,7 +47,7 @@ check_config "12. a missing token file is an error at its key" 78 $'details: whe
 "$PY" -c "print('checks:\n  - {name: c, type: file, path: /etc/hostname, groups: [' + ','.join('g%d' % i for i in range(300000)) + ']}')" \
     > "$WORK/long.yaml"
 start=$SECONDS
-if "$BIN" --check-config "$WORK/long.yaml" >/dev/null 2>&1 && [ $((SECONDS - start)) -lt 20 ]; then
+if timeout 20 "$BIN" --check-config "$WORK/long.yaml" >/dev/null 2>&1; then
     ok "13. a $(($(stat -c %s "$WORK/long.yaml") / 1024)) KiB one-line list loads in $((SECONDS - start)) s"
 else not_ok "13. a long one-line list loads" "took $((SECONDS - start)) s"; fi
 head -c 5000000 /dev/zero | tr '\0' '#' > "$WORK/huge.yaml"
