@@ -10,7 +10,8 @@ PROBE=$(realpath "$2")
 FAULTS="$PY $HERE/faults.py"
 ROOT=$(cd "$HERE/../.." && pwd)
 
-rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
+rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo "(gone)"; }
+is_number() { [[ "$1" =~ ^[0-9]+$ ]]; }
 start_daemon() { # CONFIG LOG [env…]: starts the daemon, sets $DAEMON, waits for /livez on $PORT
     local config=$1 log=$2; shift 2
     env "$@" "$BIN" --config "$config" 2>"$log" &
@@ -155,7 +156,7 @@ before=$(rss_kib "$DAEMON")
 for _ in $(seq 300); do kill -HUP "$DAEMON"; sleep 0.03; done
 sleep 4
 after=$(rss_kib "$DAEMON")
-if [ $((after - before)) -lt 4096 ]; then ok "11. 300 reloads: RSS $before → $after KiB"
+if is_number "$before" && is_number "$after" && [ $((after - before)) -lt 4096 ]; then ok "11. 300 reloads: RSS $before → $after KiB"
 else not_ok "11. reload leak" "RSS $before → $after KiB after 300 reloads"; fi
 stop_daemon
 sleep 0.5
@@ -175,9 +176,9 @@ DAEMON=$!
 PIDS+=("$DAEMON")
 wait_for "$URL/livez" 10
 before=$(rss_kib "$DAEMON")
-$FAULTS pipeline "$PORT" 20000 4 > /dev/null
+$FAULTS pipeline "$PORT" 20000 6 > /dev/null
 peak=$(rss_kib "$DAEMON")
-if [ $((peak - before)) -lt 51200 ]; then ok "4. 20,000 pipelined GET /metrics never read: RSS $before → $peak KiB"
+if is_number "$before" && is_number "$peak" && [ $((peak - before)) -lt 12288 ]; then ok "4. 20,000 pipelined GET /metrics never read: RSS $before → $peak KiB"
 else not_ok "4. pipelining without reading" "RSS $before → $peak KiB"; fi
 
 seconds=$($FAULTS slowloris "$PORT" 20)
@@ -242,9 +243,14 @@ if ! echo probe | systemd-cat -t weave-it-probe 2>/dev/null; then
     for _ in $(seq 50); do echo probe | systemd-cat -t weave-it-probe 2>/dev/null && break; sleep 0.1; done
 fi
 if [ -n "$JOURNALD" ]; then
-    start_daemon "$WORK/http.yaml" "$WORK/stall.err" WEAVE_LOG_TARGET=journal WEAVE_HEALTHD_TEST_HOOKS=1
+    "$PY" "$HERE/notify_socket.py" "$WORK/notify.sock" "$WORK/notify.log" &
+    PIDS+=("$!")
+    sleep 0.3
+    start_daemon "$WORK/http.yaml" "$WORK/stall.err" WEAVE_LOG_TARGET=journal WEAVE_HEALTHD_TEST_HOOKS=1 \
+        NOTIFY_SOCKET="$WORK/notify.sock" WATCHDOG_USEC=1000000
     sleep 1
     kill -STOP "$JOURNALD"
+    stalled_at=$("$PY" -c 'import time; print(int(time.monotonic() * 1000))')
     queued=$($FAULTS flood-journal)
     kill -USR2 "$DAEMON"; kill -HUP "$DAEMON"; sleep 0.5; kill -HUP "$DAEMON"; sleep 1
     livez=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$URL/livez")
@@ -252,6 +258,10 @@ if [ -n "$JOURNALD" ]; then
     if [ "$livez" = 200 ] && [ "${redirected:-0}" != 0 ] && grep -q "Configuration reloaded" "$WORK/stall.err"; then
         ok "3. journald stopped (its queue full of $queued entries): /livez and /metrics answer, $redirected entries went to stderr"
     else not_ok "3. a stalled journald" "/livez $livez, redirected ${redirected:-none}, $(tail -2 "$WORK/stall.err")"; fi
+    sleep 1
+    pings=$(awk -v t="$stalled_at" '$2 == "WATCHDOG=1" && $1 > t + 500' "$WORK/notify.log" | wc -l)
+    if [ "$pings" -ge 3 ]; then ok "3. WATCHDOG=1 keeps coming while journald is stopped ($pings pings)"
+    else not_ok "3. watchdog pings during a journald stall" "$pings pings after the stall began"; fi
     kill -CONT "$JOURNALD"
     summary=""
     for _ in $(seq 50); do
@@ -280,11 +290,16 @@ fi
 {
     echo "listen:"; echo "  - address: 127.0.0.1:$PORT"
     echo "checks:"
-    for i in $(seq 10000); do echo "  - {name: f$i, type: file, path: /etc/hostname, interval: 2s}"; done
+    for i in $(seq 10000); do echo "  - {name: t$i, type: tcp, host: 127.0.0.1, port: $CLOSED, timeout: 1s, interval: 5s}"; done
 } > "$WORK/many.yaml"
-start=$SECONDS
-start_daemon "$WORK/many.yaml" "$WORK/many.log"
-ready=$((SECONDS - start))
+start=$(date +%s%N)
+(ulimit -n 1024; exec "$BIN" --config "$WORK/many.yaml" 2>"$WORK/many.log") &
+DAEMON=$!
+PIDS+=("$DAEMON")
+wait_for "$URL/livez" 30
+# The checks fail (nothing listens on their port): started means the first round is done.
+for _ in $(seq 300); do [[ "$(curl -s --max-time 5 "$URL/readyz?verbose")" == *"[+]startup ok"* ]] && break; sleep 0.1; done
+ready=$((($(date +%s%N) - start) / 1000000))
 slow=0
 for _ in $(seq 20); do
     curl -sf -o /dev/null --max-time 1 "$URL/livez" || slow=$((slow + 1))
@@ -293,8 +308,8 @@ done
 begin=$(date +%s%N)
 stop_daemon
 elapsed=$((($(date +%s%N) - begin) / 1000000))
-if [ "$slow" -eq 0 ] && [ "$elapsed" -lt 3000 ]; then
-    ok "6. 10,000 checks: /livez answered 20 of 20 within 1 s (listening after ${ready} s), SIGTERM took $elapsed ms"
-else not_ok "6. 10,000 checks" "$slow of 20 /livez over 1 s; SIGTERM took $elapsed ms"; fi
+if [ "$slow" -eq 0 ] && [ "$elapsed" -lt 3000 ] && ! grep -q "Too many open files" "$WORK/many.log"; then
+    ok "6. 10,000 tcp checks under a 1,024-descriptor limit: /livez answered 20 of 20 within 1 s (first round done after $ready ms), SIGTERM took $elapsed ms"
+else not_ok "6. 10,000 checks" "$slow of 20 /livez over 1 s; first round after $ready ms; SIGTERM took $elapsed ms; $(grep -c 'Too many open files' "$WORK/many.log") 'Too many open files'"; fi
 
 finish

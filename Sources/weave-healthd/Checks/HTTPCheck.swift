@@ -43,7 +43,7 @@ struct HTTPCheck: HealthCheckable {
                     try channel.pipeline.syncOperations.addHandler(ResponseCollector(promise: promise))
                 }
             }
-            .connect(host: url.host, port: url.port).get()
+            .connect(checking: url.host, port: url.port).get()
         } catch {
             promise.fail(error) // a promise must be completed, or NIO reports it leaked
             throw error

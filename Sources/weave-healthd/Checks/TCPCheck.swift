@@ -17,7 +17,7 @@ struct TCPCheck: HealthCheckable {
         do {
             let channel = try await ClientBootstrap(group: group)
                 .connectTimeout(.nanoseconds(timeout.totalNanoseconds))
-                .connect(host: host, port: port).get()
+                .connect(checking: host, port: port).get()
             try? await channel.close()
             let elapsed = clock.now - start
             observations.record(name, value: elapsed.totalSeconds, unit: "s")

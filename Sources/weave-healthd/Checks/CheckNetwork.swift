@@ -4,7 +4,7 @@ import Glibc
 import NIOCore
 import NIOPosix
 
-/// Network errors in the words an operator reads: `connection refused (127.0.0.1:5432)`, not the
+/// How checks reach the network: connecting, and network errors in the words an operator reads: `connection refused (127.0.0.1:5432)`, not the
 /// library's `NIOConnectionError(… SingleConnectionFailure(…))`.
 enum NetworkFailure {
     static func reason(_ error: any Error, host: String, port: Int) -> String {
@@ -35,5 +35,14 @@ enum NetworkFailure {
         default:
             return "\(error)"
         }
+    }
+}
+
+extension ClientBootstrap {
+    /// Connects to `host:port`. A numeric address is used as it is: name resolution and Happy
+    /// Eyeballs would add a lookup on another thread and their delays to every check.
+    func connect(checking host: String, port: Int) -> EventLoopFuture<any Channel> {
+        if let address = try? SocketAddress(ipAddress: host, port: port) { return connect(to: address) }
+        return connect(host: host, port: port)
     }
 }
