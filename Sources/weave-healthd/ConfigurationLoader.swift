@@ -113,7 +113,7 @@ struct ConfigurationLoader {
             guard case .sequence(let items) = checks.value else { throw error(checks, "checks must be a list") }
             var names: Set<String> = []
             for item in items {
-                let check = try self.check(item, ownPort: configuration.ownPort)
+                let check = try self.check(item)
                 guard names.insert(check.name).inserted else { throw error(item, "a check named '\(check.name)' already exists") }
                 configuration.checks.append(check)
             }
@@ -178,10 +178,7 @@ struct ConfigurationLoader {
         return .tcp(host: String(text[..<colon]), port: port)
     }
 
-    private static let commonKeys: Set<String> = ["name", "type", "interval", "timeout", "failures_before_unhealthy",
-                                                  "successes_before_healthy", "groups"]
-
-    private func check(_ node: YAMLNode, ownPort: Int?) throws(ConfigurationError) -> CheckConfiguration {
+    private func check(_ node: YAMLNode) throws(ConfigurationError) -> CheckConfiguration {
         let all = try mapping(node, allowed: nil)
         guard let nameNode = all["name"] else { throw error(node, "a check needs a name") }
         let name = try string(nameNode)
@@ -189,21 +186,12 @@ struct ConfigurationLoader {
             throw error(nameNode, "a check name uses letters, digits, '-', '_' and '.' only")
         }
         guard let typeNode = all["type"] else { throw error(node, "check '\(name)' needs a type") }
-        let type = try string(typeNode)
-        let specific: Set<String>
-        switch type {
-        case "tcp": specific = ["host", "port"]
-        case "http": specific = ["url", "expect_status", "body_contains"]
-        case "exec": specific = ["command", "shell", "environment"]
-        case "disk": specific = ["path", "warn_free_percent", "fail_free_percent", "warn_free_bytes", "fail_free_bytes"]
-        case "memory_pressure": specific = ["path", "warn_avg10", "fail_avg10"]
-        case "file": specific = ["path", "max_age"]
-        case "container": specific = []
-        default:
-            throw error(typeNode, "unknown check type '\(type)'; use tcp, http, exec, disk, memory_pressure, file or container")
+        let typeName = try string(typeNode)
+        guard let type = CheckTypes.named(typeName) else {
+            throw error(typeNode, "unknown check type '\(typeName)'; use \(CheckTypes.names)")
         }
-        let fields = try mapping(node, allowed: Self.commonKeys.union(specific))
-        var settings = HealthCheckSettings(interval: .seconds(15), timeout: .seconds(5))
+        let fields = try mapping(node, allowed: CheckTypes.commonKeys.union(type.keys))
+        var settings = HealthCheckSettings(interval: Defaults.checkInterval, timeout: Defaults.checkTimeout)
         if let value = fields["interval"] { settings.interval = try duration(value, atMost: .seconds(86_400), "24h") }
         if let value = fields["timeout"] { settings.timeout = try duration(value, atMost: .seconds(3_600), "1h") }
         if let value = fields["failures_before_unhealthy"] { settings.failuresBeforeUnhealthy = try integer(value, in: 1...1_000) }
@@ -214,73 +202,13 @@ struct ConfigurationLoader {
             for group in groups { names.insert(try string(group)) }
             settings.groups = names
         }
-        let kind: CheckKind
-        switch type {
-        case "tcp":
-            guard let host = fields["host"], let port = fields["port"] else { throw error(node, "a tcp check needs host and port") }
-            let number = try integer(port)
-            guard (1...65535).contains(number) else { throw error(port, "port must be 1 to 65535") }
-            kind = .tcp(host: try string(host), port: number)
-        case "http":
-            guard let urlNode = fields["url"] else { throw error(node, "an http check needs url") }
-            let text = try string(urlNode)
-            if text.hasPrefix("https://") {
-                throw error(urlNode, "https is not supported by the built-in http check; use an exec check with check_http --ssl")
-            }
-            guard let url = HTTPURL(text) else { throw error(urlNode, "url must be http://host[:port]/path, not '\(text)'") }
-            var expected = 200...399
-            if let status = fields["expect_status"] { expected = try statusRange(status) }
-            kind = .http(url: url, expectedStatus: expected, bodyContains: try fields["body_contains"].map { node throws(ConfigurationError) in try string(node) })
-        case "exec":
-            guard let commandNode = fields["command"] else { throw error(node, "an exec check needs command") }
-            let shell = try fields["shell"].map { node throws(ConfigurationError) in try boolean(node) } ?? false
-            var command: [String]
-            switch commandNode.value {
-            case .sequence(let parts):
-                command = []
-                for part in parts { command.append(try string(part)) }
-                if shell { throw error(commandNode, "with shell: true, command is one string") }
-            default:
-                let text = try string(commandNode)
-                command = shell ? ["/bin/sh", "-c", text] : text.split(separator: " ").map(String.init)
-            }
-            guard let program = command.first, program.hasPrefix("/") else {
-                throw error(commandNode, "command must start with an absolute path (there is no PATH search), such as /usr/lib/nagios/plugins/check_disk")
-            }
-            var environment: [String: String] = [:]
-            if let envNode = fields["environment"] {
-                for (key, value) in try mapping(envNode, allowed: nil) { environment[key] = try string(value) }
-            }
-            kind = .exec(command: command, environment: environment)
-        case "disk":
-            let path = try fields["path"].map { node throws(ConfigurationError) in try string(node) } ?? "/"
-            let warn = try fields["warn_free_percent"].map { node throws(ConfigurationError) in try number(node, atMost: 100) } ?? 10
-            let fail = try fields["fail_free_percent"].map { node throws(ConfigurationError) in try number(node, atMost: 100) } ?? 5
-            guard fail <= warn else { throw error(fields["fail_free_percent"] ?? node, "fail_free_percent must not exceed warn_free_percent") }
-            kind = .disk(path: path, warnFreePercent: warn, failFreePercent: fail,
-                         warnFreeBytes: try fields["warn_free_bytes"].map { node throws(ConfigurationError) in try number(node, atMost: 0x1p63) },
-                         failFreeBytes: try fields["fail_free_bytes"].map { node throws(ConfigurationError) in try number(node, atMost: 0x1p63) })
-        case "memory_pressure":
-            let path = try fields["path"].map { node throws(ConfigurationError) in try string(node) } ?? "/proc/pressure/memory"
-            let warn = try fields["warn_avg10"].map { node throws(ConfigurationError) in try number(node, atMost: 100) } ?? 10
-            let fail = try fields["fail_avg10"].map { node throws(ConfigurationError) in try number(node, atMost: 100) } ?? 40
-            guard warn <= fail else { throw error(fields["warn_avg10"] ?? node, "warn_avg10 must not exceed fail_avg10") }
-            kind = .memoryPressure(path: path, warnAvg10: warn, failAvg10: fail)
-        case "file":
-            guard let path = fields["path"] else { throw error(node, "a file check needs path") }
-            let maxAge = try fields["max_age"].map { node throws(ConfigurationError) in
-                try duration(node, atMost: .seconds(100 * 366 * 86_400), "100 years")
-            }
-            kind = .file(path: try string(path), maxAge: maxAge)
-        default:
-            kind = .container
-        }
-        return CheckConfiguration(name: name, kind: kind, settings: settings)
+        let options = try type.init(ConfigurationFields(loader: self, node: node, values: fields, typeName: typeName))
+        return CheckConfiguration(name: name, options: options, settings: settings)
     }
 
     // MARK: Values
 
-    private func mapping(_ node: YAMLNode, allowed: Set<String>?) throws(ConfigurationError) -> [String: YAMLNode] {
+    func mapping(_ node: YAMLNode, allowed: Set<String>?) throws(ConfigurationError) -> [String: YAMLNode] {
         guard case .mapping(let mapping) = node.value else { throw error(node, "expected a mapping of key: value") }
         var result: [String: YAMLNode] = [:]
         for (keyNode, value) in mapping {
@@ -301,31 +229,31 @@ struct ConfigurationLoader {
     }
 
     /// A scalar; a NUL byte is rejected, since C calls (open, getaddrinfo) would stop reading at it.
-    private func string(_ node: YAMLNode) throws(ConfigurationError) -> String {
+    func string(_ node: YAMLNode) throws(ConfigurationError) -> String {
         guard case .scalar(let scalar) = node.value else { throw error(node, "expected a value, not a list or mapping") }
         guard !scalar.utf8.contains(0) else { throw error(node, "a value must not contain a NUL byte") }
         return scalar
     }
 
-    private func integer(_ node: YAMLNode) throws(ConfigurationError) -> Int {
+    func integer(_ node: YAMLNode) throws(ConfigurationError) -> Int {
         guard let value = Int(try string(node)) else { throw error(node, "expected a whole number") }
         return value
     }
 
-    private func integer(_ node: YAMLNode, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+    func integer(_ node: YAMLNode, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
         let value = try integer(node)
         guard range.contains(value) else { throw error(node, "expected a whole number from \(range.lowerBound) to \(range.upperBound)") }
         return value
     }
 
-    private func number(_ node: YAMLNode, atMost limit: Double) throws(ConfigurationError) -> Double {
+    func number(_ node: YAMLNode, atMost limit: Double) throws(ConfigurationError) -> Double {
         guard let value = Double(try string(node)), value.isFinite, value >= 0, value <= limit else {
             throw error(node, "expected a number from 0 to \(limit < 1e15 ? String(Int(limit)) : String(limit))")
         }
         return value
     }
 
-    private func boolean(_ node: YAMLNode) throws(ConfigurationError) -> Bool {
+    func boolean(_ node: YAMLNode) throws(ConfigurationError) -> Bool {
         switch try string(node) {
         case "true", "yes", "on": return true
         case "false", "no", "off": return false
@@ -333,7 +261,7 @@ struct ConfigurationLoader {
         }
     }
 
-    private func statusRange(_ node: YAMLNode) throws(ConfigurationError) -> ClosedRange<Int> {
+    func statusRange(_ node: YAMLNode) throws(ConfigurationError) -> ClosedRange<Int> {
         let text = try string(node)
         let parts = text.split(separator: "-").map { Int($0.trimmingCharacters()) }
         if parts.count == 1, let code = parts[0], (100...599).contains(code) { return code...code }
@@ -345,7 +273,7 @@ struct ConfigurationLoader {
 
     /// `250us`, `10ms`, `5s`, `2m`, `1h`, or a plain number of seconds; positive and at most `limit`
     /// (spelled `limitText` in the error).
-    private func duration(_ node: YAMLNode, atMost limit: Duration, _ limitText: String) throws(ConfigurationError) -> Duration {
+    func duration(_ node: YAMLNode, atMost limit: Duration, _ limitText: String) throws(ConfigurationError) -> Duration {
         let text = try string(node)
         guard let seconds = Self.parseSeconds(text), seconds > 0 else {
             throw error(node, "expected a positive duration such as 500ms, 10s or 2m, not '\(text)'")
@@ -376,7 +304,7 @@ struct ConfigurationLoader {
 
     // MARK: Errors
 
-    private func error(_ node: YAMLNode?, _ message: String) -> ConfigurationError {
+    func error(_ node: YAMLNode?, _ message: String) -> ConfigurationError {
         ConfigurationError(file: file, line: node?.line ?? 1, column: node?.column ?? 1, message: message)
     }
 }

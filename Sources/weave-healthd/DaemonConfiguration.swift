@@ -27,31 +27,14 @@ struct DaemonConfiguration: Sendable {
         HealthServerConfiguration(listeners: listeners, detailsPolicy: detailsPolicy, bearerToken: bearerToken,
                                   statusCodes: statusCodes, version: Defaults.version)
     }
-
-    /// The port loopback checks of the daemon itself target (the first TCP listener's).
-    var ownPort: Int? {
-        for case .tcp(_, let port) in listeners { return port }
-        return nil
-    }
 }
 
 /// One configured check.
 struct CheckConfiguration: Sendable {
     var name: String
-    var kind: CheckKind
+    /// The type's options (`TCPCheck.Options`, …): they make the check.
+    var options: any CheckOptions
     var settings: HealthCheckSettings
-}
-
-/// The built-in check types and their parameters.
-enum CheckKind: Sendable {
-    case tcp(host: String, port: Int)
-    case http(url: HTTPURL, expectedStatus: ClosedRange<Int>, bodyContains: String?)
-    case exec(command: [String], environment: [String: String])
-    case disk(path: String, warnFreePercent: Double, failFreePercent: Double, warnFreeBytes: Double?, failFreeBytes: Double?)
-    case memoryPressure(path: String, warnAvg10: Double, failAvg10: Double)
-    case file(path: String, maxAge: Duration?)
-    /// The daemon's own container: errors and slow resolutions since the last run.
-    case container
 }
 
 /// An `http://host:port/path` URL, parsed without Foundation.

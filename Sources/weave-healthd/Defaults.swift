@@ -6,6 +6,10 @@ enum Defaults {
 
     static let version = "0.1.0"
 
+    /// A check's interval and timeout when the configuration gives none.
+    static let checkInterval = Duration.seconds(15)
+    static let checkTimeout = Duration.seconds(5)
+
     /// The configuration used without `--config`: loopback only, and checks of the machine and the
     /// daemon itself.
     static let configuration = """

@@ -49,11 +49,11 @@ import WeaveHealthServer
         let web = configuration.checks[0]
         #expect(web.settings == HealthCheckSettings(interval: .seconds(2), timeout: .milliseconds(500), failuresBeforeUnhealthy: 3,
                                                      successesBeforeHealthy: 2, groups: ["ready", "edge"]))
-        guard case .http(let url, let expected, let body) = web.kind else { Issue.record("not http"); return }
-        #expect(url == HTTPURL("http://localhost:8080/healthz") && url.hostHeader == "localhost:8080")
-        #expect(expected == 200...204 && body == "ok")
-        guard case .exec(let command, _) = configuration.checks[1].kind else { Issue.record("not exec"); return }
-        #expect(command == ["/usr/lib/nagios/plugins/check_disk", "-w", "10%", "-c", "5%", "-p", "/"])
+        let http = try #require(web.options as? HTTPCheck.Options)
+        #expect(http.url == HTTPURL("http://localhost:8080/healthz") && http.url.hostHeader == "localhost:8080")
+        #expect(http.expectedStatus == 200...204 && http.bodyContains == "ok")
+        let exec = try #require(configuration.checks[1].options as? ExecCheck.Options)
+        #expect(exec.command == ["/usr/lib/nagios/plugins/check_disk", "-w", "10%", "-c", "5%", "-p", "/"])
     }
 
     @Test(arguments: [
@@ -74,6 +74,20 @@ import WeaveHealthServer
             Issue.record("accepted: \(text)")
         } catch {
             #expect(error.description.hasPrefix(expected), "\(error)")
+        }
+    }
+
+    /// One list names every check type; the loader takes its keys and the "unknown type" message from it.
+    @Test func checkTypesComeFromOneList() throws {
+        let names = CheckTypes.all.map { $0.typeName }
+        #expect(Set(names).count == names.count)
+        #expect(Set(names) == ["tcp", "http", "exec", "disk", "memory_pressure", "file", "container"])
+        #expect(throws: ConfigurationError.self) { try parse("checks:\n  - {name: a, type: tcp, host: h, port: 1, path: /}\n") }
+        do {
+            _ = try parse("checks:\n  - {name: a, type: nope}\n")
+            Issue.record("an unknown type was accepted")
+        } catch {
+            #expect(error.message == "unknown check type 'nope'; use \(names.joined(separator: ", "))")
         }
     }
 

@@ -116,6 +116,41 @@ struct ExecCheck: HealthCheckable {
 }
 
 extension ExecCheck {
+    /// `type: exec`: `command` (a list, or one string split at spaces; with `shell: true` one string
+    /// for `/bin/sh -c`), `environment`.
+    struct Options: CheckOptions {
+        static let typeName = "exec"
+        static let keys: Set<String> = ["command", "shell", "environment"]
+        let command: [String]
+        let environment: [String: String]
+
+        init(_ fields: ConfigurationFields) throws(ConfigurationError) {
+            let commandNode = try fields.required("command")
+            let shell = try fields.boolean("shell") ?? false
+            var command: [String]
+            if case .sequence = commandNode.value {
+                if shell { throw fields.loader.error(commandNode, "with shell: true, command is one string") }
+                command = try fields.strings("command")!
+            } else {
+                let text = try fields.loader.string(commandNode)
+                command = shell ? ["/bin/sh", "-c", text] : text.split(separator: " ").map(String.init)
+            }
+            guard let program = command.first, program.hasPrefix("/") else {
+                throw fields.loader.error(commandNode, "command must start with an absolute path (there is no PATH search), such as /usr/lib/nagios/plugins/check_disk")
+            }
+            self.command = command
+            var environment: [String: String] = [:]
+            if let envNode = fields["environment"] {
+                for (key, value) in try fields.loader.mapping(envNode, allowed: nil) { environment[key] = try fields.loader.string(value) }
+            }
+            self.environment = environment
+        }
+
+        func makeCheck(_ context: CheckContext) -> any HealthCheckable {
+            ExecCheck(name: context.name, command: command, environment: environment, observations: context.observations)
+        }
+    }
+
     /// The process's open descriptors, from /proc/self/fd (glibc's closefrom action is not visible
     /// to Swift). A close action for one closed meanwhile is harmless: glibc ignores EBADF there.
     static func openDescriptors() -> [Int32] {

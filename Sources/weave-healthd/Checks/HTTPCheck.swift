@@ -64,6 +64,34 @@ struct HTTPCheck: HealthCheckable {
     }
 }
 
+extension HTTPCheck {
+    /// `type: http`: `url` (http only), `expect_status` (200-399), `body_contains`.
+    struct Options: CheckOptions {
+        static let typeName = "http"
+        static let keys: Set<String> = ["url", "expect_status", "body_contains"]
+        let url: HTTPURL
+        let expectedStatus: ClosedRange<Int>
+        let bodyContains: String?
+
+        init(_ fields: ConfigurationFields) throws(ConfigurationError) {
+            let urlNode = try fields.required("url")
+            let text = try fields.loader.string(urlNode)
+            if text.hasPrefix("https://") {
+                throw fields.loader.error(urlNode, "https is not supported by the built-in http check; use an exec check with check_http --ssl")
+            }
+            guard let url = HTTPURL(text) else { throw fields.loader.error(urlNode, "url must be http://host[:port]/path, not '\(text)'") }
+            self.url = url
+            expectedStatus = try fields["expect_status"].map { node throws(ConfigurationError) in try fields.loader.statusRange(node) } ?? 200...399
+            bodyContains = try fields.string("body_contains")
+        }
+
+        func makeCheck(_ context: CheckContext) -> any HealthCheckable {
+            HTTPCheck(name: context.name, url: url, expectedStatus: expectedStatus, bodyContains: bodyContains, timeout: context.timeout,
+                      group: context.group, observations: context.observations)
+        }
+    }
+}
+
 /// Collects one response: status and up to 64 KiB of body.
 private final class ResponseCollector: ChannelInboundHandler {
     typealias InboundIn = HTTPClientResponsePart

@@ -28,6 +28,27 @@ struct TCPCheck: HealthCheckable {
     }
 }
 
+extension TCPCheck {
+    /// `type: tcp`: `host`, `port`.
+    struct Options: CheckOptions {
+        static let typeName = "tcp"
+        static let keys: Set<String> = ["host", "port"]
+        let host: String
+        let port: Int
+
+        init(_ fields: ConfigurationFields) throws(ConfigurationError) {
+            guard fields["host"] != nil, fields["port"] != nil else { throw fields.loader.error(fields.node, "a tcp check needs host and port") }
+            host = try fields.string("host")!
+            port = try fields.integer("port", in: 1...65535)!
+        }
+
+        func makeCheck(_ context: CheckContext) -> any HealthCheckable {
+            TCPCheck(name: context.name, host: host, port: port, timeout: context.timeout, group: context.group,
+                     observations: context.observations)
+        }
+    }
+}
+
 /// A check's failure, as text for the log and (when allowed) the health body.
 struct CheckFailure: Error, CustomStringConvertible {
     let description: String
