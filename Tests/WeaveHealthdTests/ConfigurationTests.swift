@@ -81,7 +81,7 @@ import WeaveHealthServer
     @Test func checkTypesComeFromOneList() throws {
         let names = CheckTypes.all.map { $0.typeName }
         #expect(Set(names).count == names.count)
-        #expect(Set(names) == ["tcp", "http", "exec", "disk", "memory_pressure", "file", "container"])
+        #expect(Set(names) == ["tcp", "http", "dns", "exec", "disk", "memory_pressure", "file", "container"])
         #expect(throws: ConfigurationError.self) { try parse("checks:\n  - {name: a, type: tcp, host: h, port: 1, path: /}\n") }
         do {
             _ = try parse("checks:\n  - {name: a, type: nope}\n")
@@ -89,6 +89,18 @@ import WeaveHealthServer
         } catch {
             #expect(error.message == "unknown check type 'nope'; use \(names.joined(separator: ", "))")
         }
+        let dns = try #require(try parse("checks:\n  - {name: d, type: dns, host: localhost, expect_address: [127.0.0.1, \"0:0::1\"]}\n")
+            .checks[0].options as? DNSCheck.Options)
+        #expect(dns.host == "localhost" && dns.expectedAddresses == ["127.0.0.1", "::1"])
+        #expect(throws: ConfigurationError.self) { try parse("checks:\n  - {name: d, type: dns, host: x, expect_address: nowhere}\n") }
+    }
+
+    @Test func dnsCheckComparesTheAnswer() async {
+        let observations = Observations()
+        let found = await DNSCheck(name: "d", host: "localhost", expectedAddresses: ["127.0.0.1"], observations: observations).healthCheck()
+        #expect(found.state == .healthy, "\(found)")
+        let wrong = await DNSCheck(name: "d", host: "localhost", expectedAddresses: ["192.0.2.7"], observations: observations).healthCheck()
+        #expect(wrong.state == .unhealthy && wrong.reason?.contains("without 192.0.2.7") == true, "\(wrong)")
     }
 
     @Test func durationsAndURLs() {

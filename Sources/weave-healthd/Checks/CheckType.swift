@@ -31,7 +31,7 @@ struct CheckContext {
 /// Every check type, by `type:` name.
 enum CheckTypes {
     static let all: [any CheckOptions.Type] = [
-        TCPCheck.Options.self, HTTPCheck.Options.self, ExecCheck.Options.self, DiskCheck.Options.self,
+        TCPCheck.Options.self, HTTPCheck.Options.self, DNSCheck.Options.self, ExecCheck.Options.self, DiskCheck.Options.self,
         MemoryPressureCheck.Options.self, FileCheck.Options.self, ContainerCheck.Options.self,
     ]
 
