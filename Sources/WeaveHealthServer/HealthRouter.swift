@@ -5,11 +5,19 @@ import WeavePrometheus
 /// the server core, as a router in Hummingbird is, so any server can embed it.
 public struct HealthRouter: Sendable {
     private let current: Locked<HealthServerConfiguration>
+    /// Who answers: `/health`'s `serviceId`, `description` and `version`, and the landing page's title.
+    public let identity: ServiceIdentity
+    /// What `/metrics` shows: the union of these collectors' families.
+    public let collectors: [any MetricCollector]
     public let source: any HealthSource
     public let lifecycle: ServerLifecycle
 
-    public init(configuration: HealthServerConfiguration, source: any HealthSource, lifecycle: ServerLifecycle) {
+    /// `collectors` usually end with `ProcessMetrics()` and `BuildInfo(identity:)`.
+    public init(configuration: HealthServerConfiguration, identity: ServiceIdentity, collectors: [any MetricCollector],
+                source: any HealthSource, lifecycle: ServerLifecycle) {
         current = Locked(configuration)
+        self.identity = identity
+        self.collectors = collectors
         self.source = source
         self.lifecycle = lifecycle
     }
@@ -65,9 +73,8 @@ public struct HealthRouter: Sendable {
 
     private func metrics(_ request: HealthRequest) async -> HealthResponse {
         let format = Exposition.Format.negotiate(accept: request.header("Accept"))
-        var families = await source.metricFamilies()
-        families += ProcessMetrics.families()
-        families.append(BuildInfo.family(version: configuration.version))
+        var families: [MetricFamily] = []
+        for collector in collectors { families += await collector.collect() }
         return HealthResponse(status: 200, headers: [("Content-Type", format.contentType)],
                               body: Exposition.render(families, format: format))
     }
@@ -109,8 +116,8 @@ public struct HealthRouter: Sendable {
             }
             checks.append("\(JSONText.quoted(name + ":status")):[{\(fields.joined(separator: ","))}]")
         }
-        var body = "{\"status\":\"\(Self.ietfStatus(aggregate))\",\"version\":\(JSONText.quoted(configuration.version))"
-        body += ",\"serviceId\":\"weave-healthd\",\"description\":\"health of the checks weave-healthd runs\""
+        var body = "{\"status\":\"\(Self.ietfStatus(aggregate))\",\"version\":\(JSONText.quoted(identity.version))"
+        body += ",\"serviceId\":\(JSONText.quoted(identity.serviceID)),\"description\":\(JSONText.quoted(identity.description))"
         if !lifecycle.isStarted && details { body += ",\"output\":\"the first health round has not finished\"" }
         body += ",\"checks\":{\(checks.joined(separator: ","))}}"
         let status = switch aggregate {
@@ -189,11 +196,11 @@ public struct HealthRouter: Sendable {
         }
         let page = """
             <!doctype html>
-            <html lang="en"><head><meta charset="utf-8"><title>weave-healthd</title>
+            <html lang="en"><head><meta charset="utf-8"><title>\(HTML.escape(identity.serviceID))</title>
             <style>body{font-family:sans-serif;margin:2em}td{padding:.2em 1em}.healthy{color:#070}.degraded{color:#a60}.unhealthy{color:#b00}</style>
             </head><body>
-            <h1>weave-healthd</h1>
-            <p>Overall: <strong class="\(report.aggregate.rawValue)">\(report.aggregate.rawValue)</strong> · version \(HTML.escape(configuration.version))</p>
+            <h1>\(HTML.escape(identity.serviceID))</h1>
+            <p>Overall: <strong class="\(report.aggregate.rawValue)">\(report.aggregate.rawValue)</strong> · version \(HTML.escape(identity.version))</p>
             <ul>
             <li><a href="/metrics">/metrics</a>: Prometheus metrics (OpenMetrics on request)</li>
             <li><a href="/health">/health</a>: health+json</li>

@@ -25,7 +25,7 @@ public final class HealthServer: Service, Sendable {
     /// `inheritedSockets`: already-bound listening descriptors to use instead of binding (socket
     /// activation), each with the endpoints it serves.
     public init(router: HealthRouter, group: any EventLoopGroup, inheritedSockets: [(descriptor: Int32, role: ListenerRole)] = [],
-                logger: Logger = Logger(label: "weave.healthd.http")) {
+                logger: Logger = Logger(label: "weave.health.server")) {
         self.router = router
         self.group = group
         self.inherited = inheritedSockets

@@ -72,13 +72,11 @@ public struct HealthServerConfiguration: Sendable {
     /// `/readyz` (see `ConnectionLimiter`). Keep it well under the descriptor limit (`LimitNOFILE=`).
     public var maxConnections: Int
     public var reservedConnections: Int
-    /// Version reported in `weave_build_info` and `/health`.
-    public var version: String
 
     public init(listeners: [Listener], detailsPolicy: DetailsPolicy? = nil, bearerToken: String? = nil,
                 statusCodes: (pass: Int, warn: Int, fail: Int) = (200, 200, 503), maxHeaderBytes: Int = 8_192,
                 maxBodyBytes: Int = 4_096, requestTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60),
-                maxConnections: Int = 512, reservedConnections: Int = 16, version: String = "0.1.0") {
+                maxConnections: Int = 512, reservedConnections: Int = 16) {
         self.listeners = listeners
         self.detailsPolicy = detailsPolicy ?? (listeners.allSatisfy(\.isLocal) ? .always : .never)
         self.bearerToken = bearerToken
@@ -89,6 +87,5 @@ public struct HealthServerConfiguration: Sendable {
         self.idleTimeout = idleTimeout
         self.maxConnections = maxConnections
         self.reservedConnections = reservedConnections
-        self.version = version
     }
 }

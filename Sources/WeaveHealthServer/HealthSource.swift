@@ -6,8 +6,6 @@ import WeavePrometheus
 public protocol HealthSource: Sendable {
     /// The latest health report (the endpoints never run checks themselves).
     func healthReport() async -> HealthReport
-    /// Every metric family to expose, besides `process_*` and `weave_build_info`, which the server adds.
-    func metricFamilies() async -> [MetricFamily]
     /// A check's observed value and its unit, when the check has one (`/health`'s `observedValue`).
     func observedValue(of check: String) async -> (value: Double, unit: String)?
 }

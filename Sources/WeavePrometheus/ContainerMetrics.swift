@@ -1,7 +1,19 @@
 import WeaveDI
 
-/// The metric families of a container's statistics snapshot.
-public enum ContainerMetrics {
+/// The metric families of a container's statistics snapshot (`weave_resolutions_total`, …), as a
+/// collector of the container that `statistics` reads at each scrape.
+public struct ContainerMetrics: MetricCollector {
+    private let statistics: @Sendable () -> ContainerStatistics
+
+    /// `statistics` is called at each scrape: a container's `statistics()`, or the current one's.
+    public init(statistics: @escaping @Sendable () -> ContainerStatistics) {
+        self.statistics = statistics
+    }
+
+    public func collect() async -> [MetricFamily] {
+        Self.families(statistics())
+    }
+
     /// Families for `statistics`; services are label values (registered keys only, so bounded).
     public static func families(_ statistics: ContainerStatistics) -> [MetricFamily] {
         var resolutions: [([(String, String)], Double)] = []

@@ -1,7 +1,18 @@
 import WeaveDI
 
-/// The metric families of a health report.
-public enum HealthMetrics {
+/// The metric families of a health report (`weave_health_status`, …), as a collector of the report
+/// that `report` returns at each scrape.
+public struct HealthMetrics: MetricCollector {
+    private let report: @Sendable () async -> HealthReport
+
+    public init(report: @escaping @Sendable () async -> HealthReport) {
+        self.report = report
+    }
+
+    public func collect() async -> [MetricFamily] {
+        Self.families(await report())
+    }
+
     public static func families(_ report: HealthReport) -> [MetricFamily] {
         let names = report.checks.keys.sorted()
         var states: [([(String, String)], Double)] = []

@@ -4,8 +4,15 @@ import Glibc
 import Musl
 #endif
 
-/// The standard `process_*` families, read from `/proc/self` (as the Go and Python clients do).
-public enum ProcessMetrics {
+/// The standard `process_*` families, read from `/proc/self` at each scrape (as the Go and Python
+/// clients do).
+public struct ProcessMetrics: MetricCollector {
+    public init() {}
+
+    public func collect() async -> [MetricFamily] {
+        Self.families()
+    }
+
     public static func families() -> [MetricFamily] {
         var families: [MetricFamily] = []
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
@@ -64,24 +71,5 @@ public enum ProcessMetrics {
             bytes += buffer[..<count]
         }
         return String(decoding: bytes, as: UTF8.self)
-    }
-}
-
-/// `weave_build_info`: the version, and the Swift compiler that built it. A gauge of 1, as the
-/// Prometheus convention has it (promtool does not parse the OpenMetrics `info` type).
-public enum BuildInfo {
-    public static func family(version: String) -> MetricFamily {
-        .gauge("weave_build_info", "Build information of weave-healthd; the value is always 1.",
-               [([("version", version), ("swift", swiftVersion)], 1)])
-    }
-
-    static var swiftVersion: String {
-        #if compiler(>=6.3)
-        return "6.3"
-        #elseif compiler(>=6.2)
-        return "6.2"
-        #else
-        return "6.0"
-        #endif
     }
 }

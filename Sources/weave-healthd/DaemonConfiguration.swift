@@ -25,7 +25,7 @@ struct DaemonConfiguration: Sendable {
     /// ones, or those systemd passed).
     func serverConfiguration(listeners: [Listener]) -> HealthServerConfiguration {
         HealthServerConfiguration(listeners: listeners, detailsPolicy: detailsPolicy, bearerToken: bearerToken,
-                                  statusCodes: statusCodes, version: Defaults.version)
+                                  statusCodes: statusCodes)
     }
 }
 

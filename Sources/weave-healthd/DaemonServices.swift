@@ -57,8 +57,11 @@ struct ReloadService: Service {
             }
             do throws(ConfigurationError) {
                 let configuration = try ConfigurationLoader.load(path: path)
-                let server = configuration.serverConfiguration(
+                var server = configuration.serverConfiguration(
                     listeners: socketActivated ? router.configuration.listeners : configuration.listeners)
+                // Not in the file: the connection limits the running server was started with.
+                server.maxConnections = router.configuration.maxConnections
+                server.reservedConnections = router.configuration.reservedConnections
                 guard server.listeners == router.configuration.listeners else {
                     throw ConfigurationError(
                         file: path, line: 1, column: 1,

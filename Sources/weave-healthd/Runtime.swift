@@ -1,7 +1,6 @@
 import Logging
 import NIOCore
 import WeaveDI
-import WeavePrometheus
 
 /// What one configuration runs: the daemon's own instrumented container, in which every check is a
 /// registered `HealthCheckable` service (so `/metrics` shows the daemon's resolve timings too), and
@@ -25,14 +24,5 @@ final class Runtime: Sendable {
             }
             await monitor.configure(check.name, settings: check.settings)
         }
-    }
-
-    /// `weave_check_perfdata{check,label}`: the perfdata of exec checks, in base units.
-    var perfdataFamily: MetricFamily {
-        var samples: [([(String, String)], Double)] = []
-        for (check, items) in observations.allPerfdata.sorted(by: { $0.key < $1.key }) {
-            for item in items { samples.append(([("check", check), ("label", item.label)], item.value)) }
-        }
-        return .gauge("weave_check_perfdata", "Perfdata of exec checks (Nagios plugins), converted to base units.", samples)
     }
 }

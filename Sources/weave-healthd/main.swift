@@ -6,6 +6,7 @@ import NIOPosix
 import ServiceLifecycle
 import WeaveDI
 import WeaveHealthServer
+import WeavePrometheus
 import WeaveSystemd
 
 /// weave-healthd: exports a WeaveDI container's figures and health checks as Prometheus metrics
@@ -122,8 +123,21 @@ if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &descriptorLimit) == 0
     serverConfiguration.reservedConnections = min(serverConfiguration.reservedConnections, serverConfiguration.maxConnections / 4)
     logger.warning("The descriptor limit (\(descriptorLimit.rlim_cur)) allows only \(serverConfiguration.maxConnections) connections; raise LimitNOFILE= for more")
 }
-let server = HealthServer(router: HealthRouter(configuration: serverConfiguration, source: source, lifecycle: lifecycle),
-                          group: group, inheritedSockets: inheritedSockets)
+let identity = ServiceIdentity(serviceID: "weave-healthd", description: "health of the checks weave-healthd runs",
+                               version: Defaults.version)
+// Everything /metrics shows, in one place; each family has one of these as its home.
+let collectors: [any MetricCollector] = [
+    ContainerMetrics { source.runtime.container.statistics() },
+    HealthMetrics { source.runtime.monitor.latestReport },
+    PerfdataMetrics(source: source),
+    LogMetrics(writer: .shared),
+    ProcessMetrics(),
+    BuildInfo(identity: identity),
+]
+let router = HealthRouter(configuration: serverConfiguration, identity: identity, collectors: collectors, source: source,
+                          lifecycle: lifecycle)
+let server = HealthServer(router: router, group: group, inheritedSockets: inheritedSockets,
+                          logger: Logger(label: "weave.healthd.http"))
 let (reloads, reloadContinuation) = AsyncStream<Void>.makeStream()
 
 var services: [ServiceGroupConfiguration.ServiceConfiguration] = [

@@ -151,7 +151,7 @@ write_config <<YAML
     interval: 1s
 YAML
 kill -HUP "$DAEMON"
-for _ in $(seq 50); do curl -s "$URL/metrics" | grep -q 'service="missing-file",state="unhealthy"} 1' && break; sleep 0.1; done
+for _ in $(seq 50); do curl -s "$URL/metrics" | grep 'service="missing-file",state="unhealthy"} 1' >/dev/null && break; sleep 0.1; done
 expect "SIGHUP loads a new check" bash -c "curl -s '$URL/metrics' | grep -q 'service=\"missing-file\",state=\"unhealthy\"} 1'"
 expect "a failing check makes /health 503 with fail" bash -c "[ \"\$(curl -s -o '$WORK/h.json' -w '%{http_code}' '$URL/health')\" = 503 ] && grep -q '\"status\":\"fail\"' '$WORK/h.json'"
 expect "readiness ignores checks outside its group" bash -c "[ \"\$(curl -s '$URL/readyz')\" = ok ]"
@@ -178,8 +178,8 @@ prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb"
 PIDS+=("$!")
 scraped=no
 for _ in $(seq 150); do
-    if curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query?query=up%7Bjob%3D%22weave%22%7D%3D%3D1" | grep -q '"value"' &&
-       curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query?query=weave_health_status" | grep -q '"service":"disk-root"'; then
+    if curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query?query=up%7Bjob%3D%22weave%22%7D%3D%3D1" | grep '"value"' >/dev/null &&
+       curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query?query=weave_health_status" | grep '"service":"disk-root"' >/dev/null; then
         scraped=yes; break
     fi
     sleep 0.2

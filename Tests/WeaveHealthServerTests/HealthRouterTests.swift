@@ -6,9 +6,14 @@ import WeavePrometheus
 private struct StaticSource: HealthSource {
     let report: HealthReport
     func healthReport() async -> HealthReport { report }
-    func metricFamilies() async -> [MetricFamily] { [.counter("weave_test", "A test counter.", [([], 1)])] }
     func observedValue(of check: String) async -> (value: Double, unit: String)? { check == "disk" ? (12.5, "%") : nil }
 }
+
+private struct TestCounter: MetricCollector {
+    func collect() async -> [MetricFamily] { [.counter("weave_test", "A test counter.", [([], 1)])] }
+}
+
+private let identity = ServiceIdentity(serviceID: "orders", description: "the orders service", version: "1.2.3")
 
 private struct Broken: Error, CustomStringConvertible { var description: String { "secret reason" } }
 
@@ -26,6 +31,7 @@ private struct Broken: Error, CustomStringConvertible { var description: String 
         if stopping { lifecycle.markStopping() }
         return HealthRouter(
             configuration: HealthServerConfiguration(listeners: [.tcp(host: "0.0.0.0", port: 1)], detailsPolicy: policy, bearerToken: token),
+            identity: identity, collectors: [TestCounter(), ProcessMetrics(), BuildInfo(identity: identity)],
             source: StaticSource(report: HealthReport(statuses: records.mapValues(\.status), checks: records)), lifecycle: lifecycle)
     }
 
@@ -37,6 +43,8 @@ private struct Broken: Error, CustomStringConvertible { var description: String 
         #expect(response.status == 503)
         let text = body(response)
         #expect(text.contains("\"status\":\"fail\""))
+        // The identity is the embedding service's, not the daemon's.
+        #expect(text.contains("\"version\":\"1.2.3\",\"serviceId\":\"orders\",\"description\":\"the orders service\""))
         #expect(text.contains("\"disk:status\":[{\"componentId\":\"disk\",\"status\":\"warn\",\"time\":\"2027-01-15T08:00:00.000Z\",\"observedValue\":12.5,\"observedUnit\":\"%\"}]"))
         #expect(!text.contains("secret reason"))
         #expect(response.headers.contains { $0 == ("Content-Type", "application/health+json") })
@@ -93,7 +101,8 @@ private struct Broken: Error, CustomStringConvertible { var description: String 
         let router = router([:])
         let text = await router.handle(HealthRequest(method: "GET", uri: "/metrics"))
         #expect(text.headers.contains { $0 == ("Content-Type", "text/plain; version=0.0.4; charset=utf-8") })
-        #expect(body(text).contains("weave_test_total 1\n") && body(text).contains("weave_build_info{"))
+        #expect(body(text).contains("weave_test_total 1\n") && body(text).contains("weave_build_info{version=\"1.2.3\""))
+        #expect(body(text).contains("# HELP weave_build_info Build information of orders;") && !body(text).contains("weave-healthd"))
         let openMetrics = await router.handle(HealthRequest(method: "GET", uri: "/metrics",
                                                             headers: [("Accept", "application/openmetrics-text; version=1.0.0")]))
         #expect(body(openMetrics).hasSuffix("# EOF\n"))
@@ -112,5 +121,7 @@ private struct Broken: Error, CustomStringConvertible { var description: String 
         #expect(ConstantTime.equal(Array("abc".utf8), Array("abc".utf8)))
         #expect(!ConstantTime.equal(Array("abc".utf8), Array("abd".utf8)))
         #expect(!ConstantTime.equal(Array("abc".utf8), Array("abcd".utf8)))
+        // Lengths that differ by 256 with zero bytes beyond: an 8-bit length comparison called these equal.
+        #expect(!ConstantTime.equal([97], [97] + [UInt8](repeating: 0, count: 256)))
     }
 }

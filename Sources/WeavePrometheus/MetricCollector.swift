@@ -1,0 +1,22 @@
+/// Something that contributes metric families at scrape time: a container's statistics, a health
+/// report, the process, build information, an application. A `/metrics` endpoint is the union of
+/// the families of its collectors, listed in one place by whoever composes the server; each family
+/// has exactly one collector as its home.
+public protocol MetricCollector: Sendable {
+    func collect() async -> [MetricFamily]
+}
+
+/// Who serves the metrics and health endpoints: the service's name (`serviceId` in `/health`, the
+/// program in `weave_build_info`'s help), what it is, and its version. Libraries take it as a value;
+/// only a program names itself.
+public struct ServiceIdentity: Sendable, Equatable {
+    public var serviceID: String
+    public var description: String
+    public var version: String
+
+    public init(serviceID: String, description: String, version: String) {
+        self.serviceID = serviceID
+        self.description = description
+        self.version = version
+    }
+}
