@@ -3,8 +3,8 @@ import WeaveDI
 import WeaveHealthServer
 import WeavePrometheus
 
-/// The fixture as WeaveHealthServer's source: its families, its report, no observed values.
-public struct FixtureSource: HealthSource {
+/// The fixture as WeaveHealthServer's source and collector: its report, its families, no observed values.
+public struct FixtureSource: HealthSource, MetricCollector {
     public let fixture: MetricsFixture
 
     public init(fixture: MetricsFixture) {
@@ -12,6 +12,13 @@ public struct FixtureSource: HealthSource {
     }
 
     public func healthReport() async -> HealthReport { fixture.report }
-    public func metricFamilies() async -> [MetricFamily] { fixture.families() }
+    public func collect() async -> [MetricFamily] { fixture.families() }
+
+    /// The router's collectors, as the daemon has them: the fixture's families, `process_*`, build info.
+    public var collectors: [any MetricCollector] {
+        [self, ProcessMetrics(), BuildInfo(identity: Self.identity)]
+    }
+
+    public static let identity = ServiceIdentity(serviceID: "fixture", description: "the benchmark fixture", version: "0")
     public func observedValue(of check: String) async -> (value: Double, unit: String)? { nil }
 }

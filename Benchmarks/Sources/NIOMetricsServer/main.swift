@@ -9,6 +9,7 @@ import WeaveHealthServer
 let port = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 9500
 let lifecycle = ServerLifecycle()
 lifecycle.markStarted()
+let source = FixtureSource(fixture: MetricsFixture(services: 1_000))
 let router = HealthRouter(configuration: HealthServerConfiguration(listeners: [.tcp(host: "127.0.0.1", port: port)]),
-                          source: FixtureSource(fixture: MetricsFixture(services: 1_000)), lifecycle: lifecycle)
+                          identity: FixtureSource.identity, collectors: source.collectors, source: source, lifecycle: lifecycle)
 try await HealthServer(router: router, group: MultiThreadedEventLoopGroup(numberOfThreads: 1)).run()

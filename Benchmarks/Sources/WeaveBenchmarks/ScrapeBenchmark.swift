@@ -20,8 +20,9 @@ enum ScrapeBenchmark {
         let fixture = MetricsFixture(services: 1_000)
         let lifecycle = ServerLifecycle()
         lifecycle.markStarted()
+        let source = FixtureSource(fixture: fixture)
         let router = HealthRouter(configuration: HealthServerConfiguration(listeners: [.tcp(host: "127.0.0.1", port: 0)]),
-                                  source: FixtureSource(fixture: fixture), lifecycle: lifecycle)
+                                  identity: FixtureSource.identity, collectors: source.collectors, source: source, lifecycle: lifecycle)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server = HealthServer(router: router, group: group)
         let serving = Task { try await server.run() }
