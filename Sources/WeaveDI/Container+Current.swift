@@ -16,9 +16,10 @@ extension Container {
         override ?? live
     }
 
-    /// Configures a new container with `configure` and then makes it `live`, so no resolve sees it half-built.
+    /// Configures a new container with `configure` and then makes it `live`, so no resolve sees it
+    /// half-built. It keeps the instrumentation settings of the container it replaces.
     public static func bootstrap(_ configure: @Sendable (Container) async throws -> Void) async rethrows {
-        let container = Container()
+        let container = Container(settings: live.instrumentationSettings)
         try await configure(container)
         live = container
         DILog.log(.registration, .info, "Bootstrapped the live container",

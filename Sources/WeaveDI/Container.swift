@@ -28,6 +28,10 @@ public final class Container: @unchecked Sendable {
     /// Whether resolves are timed (factory runs always, cached hits one in `hitSamplingInterval`)
     /// and slow resolutions reported. Counts are kept either way.
     public let isInstrumented: Bool
+    /// `instrumentationSettings.slowResolutionThreshold` in nanoseconds, read on every timed resolve.
+    @usableFromInline let slowThresholdNanos: Atomic<UInt64>
+    /// This container's log rate limit for slow-resolution and resolution-error records.
+    let logThrottle: LogThrottle
 
     /// One cached hit in this many, per thread, is timed for the hit-latency histogram: timing every
     /// hit would cost more than the hit itself.
@@ -35,10 +39,28 @@ public final class Container: @unchecked Sendable {
 
     /// Creates a container, optionally falling back to `parent` for keys it does not hold.
     /// `instrumented: false` skips the timings (for comparison; counts are still kept).
-    public init(parent: Container? = nil, instrumented: Bool = true) {
+    public init(parent: Container? = nil, instrumented: Bool = true, settings: InstrumentationSettings = .default) {
         self.parent = parent
         self.isInstrumented = instrumented
+        slowThresholdNanos = Atomic(Self.nanoseconds(settings.slowResolutionThreshold))
+        logThrottle = LogThrottle(limit: settings.logRateLimit)
         ContainerRegistry.add(self)
+    }
+
+    /// This container's threshold and log rate limit; setting them applies from the next resolve.
+    public var instrumentationSettings: InstrumentationSettings {
+        get {
+            InstrumentationSettings(slowResolutionThreshold: .nanoseconds(Int64(slowThresholdNanos.load(ordering: .relaxed))),
+                                    logRateLimit: logThrottle.limit)
+        }
+        set {
+            slowThresholdNanos.store(Self.nanoseconds(newValue.slowResolutionThreshold), ordering: .relaxed)
+            logThrottle.limit = newValue.logRateLimit
+        }
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+        UInt64(max(0, duration.totalNanoseconds))
     }
 
     // MARK: Registration
@@ -157,7 +179,8 @@ public final class Container: @unchecked Sendable {
     @usableFromInline
     func recordTiming(index: Int, start: UInt64, histogram: Int, created: Bool = false, service: @autoclosure () -> String) {
         let nanos = MonotonicClock.nanos() &- start
-        let slow = nanos > Hooks.thresholdNanos.load(ordering: .relaxed)
+        let threshold = slowThresholdNanos.load(ordering: .relaxed)
+        let slow = nanos > threshold
         lock.withReadLock { shard in
             shard.counters.pointee.observe(nanos: nanos, histogram: histogram, index: index)
             if created { shard.counters.pointee.add(1, at: StatsField.instancesCreated, index: index) }
@@ -165,7 +188,7 @@ public final class Container: @unchecked Sendable {
         }
         guard slow || hasTimingObservers.load(ordering: .relaxed) else { return }
         let name = service()
-        if slow { Hooks.slow(service: name, nanos: nanos) }
+        if slow { Hooks.slow(service: name, nanos: nanos, threshold: threshold, throttle: logThrottle) }
         for observer in timingObservers.withLock({ Array($0.values) }) {
             observer(name, histogram == StatsField.factoryLatency, nanos)
         }
@@ -460,9 +483,11 @@ public final class Container: @unchecked Sendable {
         let metadata: Logger.Metadata = ["service": "\(error.serviceName)", "error": "\(error.kind.rawValue)"]
         if case .notRegistered = error {
             Hooks.error(service: error.serviceName, error: error) // the other kinds were reported where they arose
-            DILog.throttled(.resolutionError, service: error.serviceName, .warnings, .warning, "\(error)", metadata: metadata)
+            DILog.throttled(.resolutionError, service: error.serviceName, .warnings, .warning, "\(error)", metadata: metadata,
+                            throttle: logThrottle)
         } else {
-            DILog.throttled(.resolutionError, service: error.serviceName, .errors, .error, "\(error)", metadata: metadata)
+            DILog.throttled(.resolutionError, service: error.serviceName, .errors, .error, "\(error)", metadata: metadata,
+                            throttle: logThrottle)
         }
     }
 }

@@ -50,13 +50,11 @@ enum DILog {
         logger.log(level: level, message(), metadata: metadata(), file: file, function: function, line: line)
     }
 
-    static let throttle = LogThrottle(limit: .default)
-
-    /// Logs a record of `event` about `service` within the rate limit; once the limit's window ends,
-    /// one record at the same level says how many were suppressed.
+    /// Logs a record of `event` about `service` within the rate limit of `throttle` (the container's);
+    /// once the limit's window ends, one record at the same level says how many were suppressed.
     static func throttled(
         _ event: WeaveEvent, service: String, _ category: LogLevel, _ level: Logger.Level,
-        _ message: @autoclosure () -> Logger.Message, metadata: @autoclosure () -> Logger.Metadata,
+        _ message: @autoclosure () -> Logger.Message, metadata: @autoclosure () -> Logger.Metadata, throttle: LogThrottle,
         file: String = #fileID, function: String = #function, line: UInt = #line
     ) {
         guard enabled(category) else { return }

@@ -26,8 +26,7 @@ public enum ExecutionContext: Sendable {
         if environment("XCTestConfigurationFilePath") != nil || environment("XCTestSessionIdentifier") != nil {
             return .test
         }
-        if executable.hasSuffix(".xctest") || executable.hasSuffix("PackageTests.xctest")
-            || executable.hasSuffix("swiftpm-testing-helper") {
+        if executable.hasSuffix(".xctest") || executable.hasSuffix("swiftpm-testing-helper") {
             return .test
         }
         return .live

@@ -16,7 +16,7 @@ public actor HealthMonitor {
     public nonisolated let maxConcurrentChecks: Int
     /// The last published report, readable without waiting for the actor (which may be busy with a
     /// large round): probes such as `/livez` read this.
-    private nonisolated let published = Locked(HealthReport(statuses: [:], checks: [:]))
+    private nonisolated let published = Locked(HealthReport(checks: [:]))
 
     private var named: [String: any HealthCheckable] = [:]
     private var settings: [String: HealthCheckSettings] = [:]
@@ -66,7 +66,7 @@ public actor HealthMonitor {
 
     /// The statuses as of the last round, without running anything.
     public var report: HealthReport {
-        HealthReport(statuses: records.mapValues(\.status), checks: records)
+        HealthReport(checks: records)
     }
 
     /// Runs every check once now and returns the report.

@@ -58,15 +58,15 @@ public struct HealthCheckRecord: Sendable {
 
 /// One round of checks.
 public struct HealthReport: Sendable {
-    /// Each check's current status, by name (a registered type's name, or the registration name).
-    public let statuses: [String: HealthStatus]
-    /// Everything kept per check, by name.
+    /// Everything kept per check, by name (a registered type's name, or the registration name).
     public let checks: [String: HealthCheckRecord]
 
-    public init(statuses: [String: HealthStatus], checks: [String: HealthCheckRecord]) {
-        self.statuses = statuses
+    public init(checks: [String: HealthCheckRecord]) {
         self.checks = checks
     }
+
+    /// Each check's current status, by name (derived from `checks`).
+    public var statuses: [String: HealthStatus] { checks.mapValues(\.status) }
 
     /// The worst state of all checks (healthy when there are none).
     public var aggregate: HealthState { aggregate(of: checks.values) }

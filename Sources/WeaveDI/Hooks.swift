@@ -3,7 +3,7 @@ import Synchronization
 
 /// An event the container reports to hook handlers, off the resolving thread.
 enum HookEvent: Sendable {
-    case slowResolution(service: String, seconds: Double, threshold: Duration)
+    case slowResolution(service: String, seconds: Double, threshold: Duration, throttle: LogThrottle)
     case resolutionError(service: String, error: ResolutionError)
     case memoryPressure(MemoryPressureEvent)
     /// Resumes the continuation once every earlier event has been delivered.
@@ -24,8 +24,6 @@ enum Hooks {
     private static let handlers = Locked(Handlers())
     /// Whether any resolution-error handler is installed; read on error paths before building events.
     private static let hasErrorHandlers = Atomic<Bool>(false)
-    /// The slow-resolution threshold in nanoseconds.
-    @usableFromInline static let thresholdNanos = Atomic<UInt64>(10_000_000)
 
     private static let queue: AsyncStream<HookEvent>.Continuation = {
         let (stream, continuation) = AsyncStream<HookEvent>.makeStream(bufferingPolicy: .bufferingNewest(4_096))
@@ -62,10 +60,11 @@ enum Hooks {
 
     // MARK: Events
 
-    /// Reports a resolve slower than the threshold: logged at warning level and sent to the handlers.
-    static func slow(service: String, nanos: UInt64) {
-        let threshold = Duration.nanoseconds(Int64(thresholdNanos.load(ordering: .relaxed)))
-        queue.yield(.slowResolution(service: service, seconds: Double(nanos) / 1e9, threshold: threshold))
+    /// Reports a resolve slower than its container's threshold: logged at warning level within the
+    /// container's rate limit (`throttle`), and sent to the handlers.
+    static func slow(service: String, nanos: UInt64, threshold: UInt64, throttle: LogThrottle) {
+        queue.yield(.slowResolution(service: service, seconds: Double(nanos) / 1e9, threshold: .nanoseconds(Int64(threshold)),
+                                    throttle: throttle))
     }
 
     static func error(service: String, error: ResolutionError) {
@@ -85,11 +84,12 @@ enum Hooks {
     private static func deliver(_ stream: AsyncStream<HookEvent>) async {
         for await event in stream {
             switch event {
-            case .slowResolution(let service, let seconds, let threshold):
+            case .slowResolution(let service, let seconds, let threshold, let throttle):
                 DILog.throttled(.slowResolution, service: service, .warnings, .warning,
                                 "Slow resolution of \(service): \(seconds * 1000) ms (threshold \(threshold))",
                                 metadata: ["service": "\(service)", "duration_usec": "\(Int64(seconds * 1_000_000))",
-                                           "threshold_usec": "\(threshold.totalNanoseconds / 1_000)"])
+                                           "threshold_usec": "\(threshold.totalNanoseconds / 1_000)"],
+                                throttle: throttle)
                 for handler in handlers.withLock({ Array($0.slow.values) }) { handler(service, seconds) }
             case .resolutionError(let service, let error):
                 for handler in handlers.withLock({ Array($0.error.values) }) { handler(service, error) }

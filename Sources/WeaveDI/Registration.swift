@@ -22,9 +22,6 @@ class AnyRegistration: @unchecked Sendable {
     /// Whether an instance is held right now. Call under the container's read lock.
     var isInstantiated: Bool { false }
 
-    /// How the factory is called, for diagnostics: `sync`, `async`, `argument(Int)`, `instance`.
-    var factoryKind: String { "" }
-
     /// Removes the held instance and returns it, so the caller can drop it outside the lock.
     /// Call under the container's write lock.
     func takeInstance() -> Any? { nil }
@@ -92,15 +89,6 @@ final class Registration<Value>: AnyRegistration, @unchecked Sendable {
 
     override var isInstantiated: Bool {
         scope == .weak ? weakInstance != nil : instance != nil
-    }
-
-    override var factoryKind: String {
-        switch maker {
-        case .sync, .throwing: return "sync"
-        case .async: return "async"
-        case .argument(_, let argumentType): return "argument(\(argumentType))"
-        case .instance: return "instance"
-        }
     }
 
     override func sharedInstance(in container: Container) -> Any? {

@@ -40,11 +40,6 @@ final class ShardedLock: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` on each shard in turn, holding only that shard.
-    func forEachShard(_ body: (Shard) -> Void) {
-        for shard in owned { shard.lock.withLock { body(shard) } }
-    }
-
     /// Runs `body` holding every shard; `body` may write state guarded by this lock.
     func withWriteLock<R>(_ body: () throws -> R) rethrows -> R {
         for shard in owned { shard.lock.lock() }

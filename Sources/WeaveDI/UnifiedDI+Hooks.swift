@@ -1,17 +1,17 @@
 extension UnifiedDI {
-    /// Resolves (factory included) slower than this are reported to `onSlowResolution` handlers and
-    /// logged at warning level. Default 10 ms. Applies to every container.
+    /// `Container.live`'s slow-resolution threshold (default 10 ms): resolves slower than this are
+    /// reported to `onSlowResolution` handlers and logged at warning level. Other containers have
+    /// their own (`Container.instrumentationSettings`).
     public static var slowResolutionThreshold: Duration {
-        get { .nanoseconds(Int64(Hooks.thresholdNanos.load(ordering: .relaxed))) }
-        set { Hooks.thresholdNanos.store(UInt64(max(0, newValue.totalNanoseconds)), ordering: .relaxed) }
+        get { Container.live.instrumentationSettings.slowResolutionThreshold }
+        set { Container.live.instrumentationSettings.slowResolutionThreshold = newValue }
     }
 
-    /// How many slow-resolution and resolution-error log records about one service are written per
-    /// window ( `LogRateLimit.default`: 5 per 10 s); the rest are summarised in one record per window.
-    /// Hook handlers still see every event.
+    /// `Container.live`'s log rate limit (`LogRateLimit.default`: 5 records per service and event per
+    /// 10 s); the rest are summarised in one record per window. Hook handlers still see every event.
     public static var logRateLimit: LogRateLimit {
-        get { DILog.throttle.limit }
-        set { DILog.throttle.limit = newValue }
+        get { Container.live.instrumentationSettings.logRateLimit }
+        set { Container.live.instrumentationSettings.logRateLimit = newValue }
     }
 
     /// Calls `handler` with the service name and the duration in seconds of every resolve slower

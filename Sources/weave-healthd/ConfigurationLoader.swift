@@ -38,8 +38,9 @@ struct ConfigurationLoader {
                                               "memory_pressure", "status_codes", "log_rate_limit", "checks"])
         var configuration = DaemonConfiguration(
             listeners: [.tcp(host: "127.0.0.1", port: Defaults.port)], detailsPolicy: nil, bearerTokenFile: nil, bearerToken: nil,
-            slowResolutionThreshold: .milliseconds(10), memoryPressureTrigger: "some 150000 1000000",
-            statusCodes: (200, 200, 503), logRateLimit: .default, checks: [])
+            slowResolutionThreshold: InstrumentationSettings.default.slowResolutionThreshold,
+            memoryPressureTrigger: "some 150000 1000000", statusCodes: (200, 200, 503),
+            logRateLimit: InstrumentationSettings.default.logRateLimit, checks: [])
         if let listen = top["listen"] { configuration.listeners = try listeners(listen, resolving: consultingTheSystem) }
         if let details = top["details"] {
             let value = try string(details)

@@ -15,10 +15,9 @@ struct DaemonConfiguration: Sendable {
     var logRateLimit: LogRateLimit
     var checks: [CheckConfiguration]
 
-    /// Applies the process-wide WeaveDI settings (at startup and on every reload).
-    func applyContainerSettings() {
-        UnifiedDI.slowResolutionThreshold = slowResolutionThreshold
-        UnifiedDI.logRateLimit = logRateLimit
+    /// The daemon container's instrumentation settings (each runtime's container has its own).
+    var instrumentation: InstrumentationSettings {
+        InstrumentationSettings(slowResolutionThreshold: slowResolutionThreshold, logRateLimit: logRateLimit)
     }
 
     /// What the HTTP endpoints take from this configuration, served on `listeners` (the configured

@@ -71,7 +71,6 @@ struct ReloadService: Service {
                 }
                 let runtime = await Runtime(configuration: configuration, group: group)
                 _ = await runtime.monitor.checkAll()
-                configuration.applyContainerSettings()
                 router.reconfigure(server)
                 source.replace(with: runtime)
                 reloaded.yield()

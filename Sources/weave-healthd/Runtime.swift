@@ -13,7 +13,7 @@ final class Runtime: Sendable {
 
     init(configuration: DaemonConfiguration, group: any EventLoopGroup) async {
         self.configuration = configuration
-        container = Container()
+        container = Container(settings: configuration.instrumentation)
         let defaults = HealthCheckSettings(interval: Defaults.checkInterval, timeout: Defaults.checkTimeout)
         monitor = HealthMonitor(container: container, defaultSettings: defaults)
         for check in configuration.checks {

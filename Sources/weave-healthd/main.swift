@@ -106,7 +106,6 @@ if !activated.isEmpty {
                 metadata: ["sockets": "\(zip(activated, listeners).map { "\($0.name)=\($1)" }.joined(separator: ", "))"])
 }
 
-configuration.applyContainerSettings()
 var pressure = MemoryPressureConfiguration()
 pressure.trigger = configuration.memoryPressureTrigger
 MemoryPressureMonitor(configuration: pressure).start()

@@ -5,6 +5,7 @@ import Testing
 @testable import WeaveDI
 
 private struct SlowService: Sendable {}
+private struct SettingsProbe: Sendable {}
 private struct MissingForHook: Sendable {}
 private struct ThrowingForHook: Sendable {}
 private struct CycleHookA: Sendable {}
@@ -44,6 +45,22 @@ private final class Received: Sendable {
     @Test func thresholdIsADuration() {
         UnifiedDI.slowResolutionThreshold = .milliseconds(10)
         #expect(UnifiedDI.slowResolutionThreshold == .milliseconds(10))
+        #expect(Container.live.instrumentationSettings.slowResolutionThreshold == .milliseconds(10))
+    }
+
+    /// Each container has its own threshold and log rate limit: setting one changes no other.
+    @Test func instrumentationSettingsArePerContainer() {
+        let everything = Container(settings: InstrumentationSettings(slowResolutionThreshold: .zero))
+        let nothing = Container(settings: InstrumentationSettings(slowResolutionThreshold: .seconds(3_600),
+                                                                  logRateLimit: LogRateLimit(burst: 1, window: .seconds(1))))
+        for container in [everything, nothing] { container.register(SettingsProbe.self) { SettingsProbe() } }
+        _ = resolveNow(everything, SettingsProbe.self)
+        _ = resolveNow(nothing, SettingsProbe.self)
+        #expect(everything.statistics()["SettingsProbe"]?.slowResolutions == 1)
+        #expect(nothing.statistics()["SettingsProbe"]?.slowResolutions == 0)
+        #expect(nothing.instrumentationSettings.logRateLimit == LogRateLimit(burst: 1, window: .seconds(1)))
+        #expect(everything.instrumentationSettings.logRateLimit == .default)
+        #expect(Container().instrumentationSettings == .default)
     }
 
     @Test func errorHookFiresForEachKindWithTheService() async {

@@ -32,7 +32,7 @@ private struct Broken: Error, CustomStringConvertible { var description: String 
         return HealthRouter(
             configuration: HealthServerConfiguration(listeners: [.tcp(host: "0.0.0.0", port: 1)], detailsPolicy: policy, bearerToken: token),
             identity: identity, collectors: [TestCounter(), ProcessMetrics(), BuildInfo(identity: identity)],
-            source: StaticSource(report: HealthReport(statuses: records.mapValues(\.status), checks: records)), lifecycle: lifecycle)
+            source: StaticSource(report: HealthReport(checks: records)), lifecycle: lifecycle)
     }
 
     private func body(_ response: HealthResponse) -> String { String(decoding: response.body, as: UTF8.self) }

@@ -10,7 +10,7 @@ import WeaveSystemd
             records[name] = HealthCheckRecord(name: name, status: status, lastResult: status, changedAt: 0, checkedAt: 0,
                                               lastDuration: .zero, consecutiveFailures: 0, consecutiveSuccesses: 0, groups: [])
         }
-        return HealthReport(statuses: states, checks: records)
+        return HealthReport(checks: records)
     }
 
     @Test func statusLineCountsAndNamesTheUnhealthy() {

@@ -30,7 +30,7 @@ public struct MetricsFixture: Sendable {
                                               lastDuration: .microseconds(index), consecutiveFailures: 0, consecutiveSuccesses: 1,
                                               groups: [])
         }
-        return HealthReport(statuses: records.mapValues(\.status), checks: records)
+        return HealthReport(checks: records)
     }
 }
 
