@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "WeaveDI", targets: ["WeaveDI"]),
+        .library(name: "WeaveHealth", targets: ["WeaveHealth"]),
         .library(name: "WeavePrometheus", targets: ["WeavePrometheus"]),
         .library(name: "WeaveHealthServer", targets: ["WeaveHealthServer"]),
         .library(name: "WeaveSystemd", targets: ["WeaveSystemd"]),
@@ -27,12 +28,15 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
-        .target(name: "WeavePrometheus", dependencies: ["WeaveDI"]),
+        // HealthCheckable services, their statuses and the monitor that runs them.
+        .target(name: "WeaveHealth", dependencies: ["WeaveDI", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "WeaveHealthTests", dependencies: ["WeaveHealth"]),
+        .target(name: "WeavePrometheus", dependencies: ["WeaveDI", "WeaveHealth"]),
         .testTarget(name: "WeavePrometheusTests", dependencies: ["WeavePrometheus"]),
         .target(
             name: "WeaveHealthServer",
             dependencies: [
-                "WeaveDI", "WeavePrometheus",
+                "WeaveDI", "WeaveHealth", "WeavePrometheus",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -50,11 +54,11 @@ let package = Package(
             dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "WeaveSystemdTests", dependencies: ["WeaveSystemd"]),
-        .testTarget(name: "WeaveHealthdTests", dependencies: ["weave-healthd", "WeaveDI", "WeaveHealthServer"]),
+        .testTarget(name: "WeaveHealthdTests", dependencies: ["weave-healthd", "WeaveDI", "WeaveHealth", "WeaveHealthServer"]),
         .executableTarget(
             name: "weave-healthd",
             dependencies: [
-                "WeaveDI", "WeavePrometheus", "WeaveHealthServer", "WeaveSystemd",
+                "WeaveDI", "WeaveHealth", "WeavePrometheus", "WeaveHealthServer", "WeaveSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -65,7 +69,7 @@ let package = Package(
         ),
         // The probe: no dependencies at all (plain sockets, no Foundation), so it starts fast.
         .executableTarget(name: "weave-health"),
-        .testTarget(name: "WeaveHealthTests", dependencies: ["weave-health"], exclude: ["Fixtures"]),
+        .testTarget(name: "WeaveHealthProbeTests", dependencies: ["weave-health"], exclude: ["Fixtures"]),
         .testTarget(name: "WeaveDITests", dependencies: [
             "WeaveDI",
             .product(name: "MetricsTestKit", package: "swift-metrics"),

@@ -1,4 +1,5 @@
 import WeaveDI
+import WeaveHealth
 import WeavePrometheus
 
 /// The endpoints: `/`, `/metrics`, `/health`, `/livez`, `/readyz`, `/readyz/<name>`. Separate from

@@ -1,5 +1,6 @@
 import Synchronization
 import WeaveDI
+import WeaveHealth
 import WeavePrometheus
 
 /// What the endpoints read: the current health, the metric families, and the server's own state.

@@ -1,4 +1,5 @@
 import WeaveDI
+import WeaveHealth
 
 /// The metric families of a health report (`weave_health_status`, …), as a collector of the report
 /// that `report` returns at each scrape.

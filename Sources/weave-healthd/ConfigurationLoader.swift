@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import WeaveDI
+import WeaveHealth
 import WeaveHealthServer
 
 /// Reads a YAML configuration, rejecting anything unknown or malformed with its position.

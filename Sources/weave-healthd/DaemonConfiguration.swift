@@ -1,4 +1,5 @@
 import WeaveDI
+import WeaveHealth
 import WeaveHealthServer
 
 /// A validated configuration of weave-healthd.

@@ -1,4 +1,5 @@
 import WeaveDI
+import WeaveHealth
 import WeaveHealthServer
 
 /// The endpoints' view of the daemon: whatever runtime is current (a reload swaps it).

@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import WeaveDI
+import WeaveHealth
 import WeaveHealthServer
 import WeaveSystemd
 

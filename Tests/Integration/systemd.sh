@@ -7,8 +7,9 @@ set -uo pipefail
 
 source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$HERE/../.." && pwd)
-EVENTS=$(grep -o '"[0-9a-f]\{32\}"' "$ROOT/Sources/WeaveDI/WeaveEvent.swift" | tr -d '"')
-id_of() { grep "case $1 = " "$ROOT/Sources/WeaveDI/WeaveEvent.swift" | grep -o '[0-9a-f]\{32\}'; }
+# Every WeaveEvent constant, wherever its module declares it.
+EVENTS=$(grep -rho 'WeaveEvent(messageID: "[0-9a-f]\{32\}"' "$ROOT/Sources" | grep -o '[0-9a-f]\{32\}')
+id_of() { grep -rh "static let $1 = WeaveEvent(" "$ROOT/Sources" | grep -o '[0-9a-f]\{32\}'; }
 monotonic_ms() { "$PY" -c 'import time; print(int(time.monotonic() * 1000))'; }
 wait_log() { # FILE, PATTERN, seconds
     local deadline=$((SECONDS + $3))

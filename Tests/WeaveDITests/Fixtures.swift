@@ -36,13 +36,3 @@ func resolveNow<T>(_ container: Container, _ type: T.Type) -> T? {
 func resolveNow<T, Arg>(_ container: Container, _ type: T.Type, argument: Arg) -> T? {
     container.resolve(type, argument: argument)
 }
-
-/// Suspends forever without leaking its continuation (which the runtime would report), like a
-/// health check stuck on a dead peer that also ignores cancellation.
-enum Hang {
-    private static let parked = Locked<[CheckedContinuation<Void, Never>]>([])
-
-    static func forever() async {
-        await withCheckedContinuation { continuation in parked.withLock { $0.append(continuation) } }
-    }
-}

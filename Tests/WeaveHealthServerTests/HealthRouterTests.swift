@@ -1,5 +1,6 @@
 import Testing
 import WeaveDI
+import WeaveHealth
 import WeavePrometheus
 @testable import WeaveHealthServer
 

@@ -1,5 +1,6 @@
 import Testing
 import WeaveDI
+import WeaveHealth
 import WeaveHealthServer
 @testable import weave_healthd
 

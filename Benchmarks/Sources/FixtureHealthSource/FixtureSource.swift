@@ -1,5 +1,6 @@
 import MetricsFixture
 import WeaveDI
+import WeaveHealth
 import WeaveHealthServer
 import WeavePrometheus
 

@@ -1,4 +1,5 @@
 import WeaveDI
+import WeaveHealth
 import WeavePrometheus
 
 /// What the /metrics benchmarks serve: a container with `services` registered and resolved

@@ -1,4 +1,5 @@
 import WeaveDI
+import WeaveHealth
 
 /// The daemon's own container: unhealthy when resolution errors happened since the last run,
 /// degraded when slow resolutions did.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import WeaveDI
+import WeaveHealth
 
 /// Resolves a name with the system resolver (`getaddrinfo`: /etc/hosts, then DNS as nsswitch.conf
 /// says): healthy when it resolves and, if addresses are expected, the answer contains every one.

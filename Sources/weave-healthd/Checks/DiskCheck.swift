@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import WeaveDI
+import WeaveHealth
 
 /// Free space on the file system of a path, in percent and (optionally) bytes.
 struct DiskCheck: HealthCheckable {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import WeaveDI
+import WeaveHealth
 
 /// A file exists and, optionally, was modified no longer than `maxAge` ago (heartbeats of cron jobs).
 struct FileCheck: HealthCheckable {

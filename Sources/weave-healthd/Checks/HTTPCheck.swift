@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import WeaveDI
+import WeaveHealth
 
 /// GETs a URL: healthy when the status is in the expected range and the body (first 64 KiB)
 /// contains the expected text, if any.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import WeaveDI
+import WeaveHealth
 
 /// PSI `some avg10` of a pressure file against warn and fail thresholds.
 struct MemoryPressureCheck: HealthCheckable {

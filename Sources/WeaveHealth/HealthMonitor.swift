@@ -1,4 +1,5 @@
 import Logging
+import WeaveDI
 
 /// Runs health checks: every registered service whose instance conforms to `HealthCheckable`
 /// (shared scopes; a `.singleton` not yet made is made), plus checks registered by name.
@@ -263,12 +264,6 @@ extension Container {
     /// made just to be checked would check nothing that serves requests. A shared service with an
     /// async factory is made (awaited) if nothing has resolved it yet, as a sync one is.
     func healthCheckables() async -> [(String, any HealthCheckable)] {
-        let registrations = lock.withReadLock { _ in table.all }
-        var checks: [(String, any HealthCheckable)] = []
-        for registration in registrations {
-            guard let check = await registration.sharedInstanceMakingAsync(in: self) as? any HealthCheckable else { continue }
-            checks.append((registration.key.name ?? registration.key.typeName, check))
-        }
-        return checks
+        await sharedInstances().compactMap { name, instance in (instance as? any HealthCheckable).map { (name, $0) } }
     }
 }

@@ -1,5 +1,19 @@
 import Testing
-@testable import WeaveDI
+import WeaveDI
+@testable import WeaveHealth
+
+private struct Settings: Sendable { var name: String }
+private struct Failure: Error { let code: Int }
+
+/// Suspends forever without leaking its continuation (which the runtime would report), like a
+/// health check stuck on a dead peer that also ignores cancellation.
+private enum Hang {
+    private static let parked = Locked<[CheckedContinuation<Void, Never>]>([])
+
+    static func forever() async {
+        await withCheckedContinuation { continuation in parked.withLock { $0.append(continuation) } }
+    }
+}
 
 private final class Database: HealthCheckable {
     func healthCheck() async -> HealthStatus { .healthy }

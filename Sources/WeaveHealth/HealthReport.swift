@@ -1,3 +1,5 @@
+import WeaveDI
+
 /// How a check is run.
 public struct HealthCheckSettings: Sendable, Equatable {
     /// Time between two runs by `HealthMonitor.run()`.

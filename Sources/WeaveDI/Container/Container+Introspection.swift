@@ -30,3 +30,18 @@ extension Container {
         DependencyGraph(edges: edges.withLock { $0 })
     }
 }
+
+extension Container {
+    /// The instances of this container's shared-scope services, by name (the registration name, else
+    /// the type's name), made if nothing has resolved them yet (async factories awaited), through the
+    /// counted, timed path. Transient services are left out. For health monitors.
+    package func sharedInstances() async -> [(name: String, instance: Any)] {
+        let registrations = lock.withReadLock { _ in table.all }
+        var instances: [(name: String, instance: Any)] = []
+        for registration in registrations {
+            guard let instance = await registration.sharedInstanceMakingAsync(in: self) else { continue }
+            instances.append((registration.key.name ?? registration.key.typeName, instance))
+        }
+        return instances
+    }
+}

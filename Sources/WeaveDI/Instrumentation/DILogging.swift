@@ -58,7 +58,7 @@ enum DILog {
         file: String = #fileID, function: String = #function, line: UInt = #line
     ) {
         guard enabled(category) else { return }
-        let admitted = throttle.admit("\(event.rawValue) \(service)") { suppressed, window in
+        let admitted = throttle.admit("\(event.messageID) \(service)") { suppressed, window in
             log(category, level, "Suppressed \(suppressed) more \(event.title) records of \(service) in the last \(window)",
                 metadata: event.metadata(["service": "\(service)", "suppressed": "\(suppressed)"]),
                 file: file, function: function, line: line)

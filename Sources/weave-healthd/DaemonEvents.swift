@@ -1,0 +1,11 @@
+import WeaveDI
+
+extension WeaveEvent {
+    static let configReloaded = WeaveEvent(messageID: "75cb642318bb428194704fe884012e0e", title: "configuration reloaded")
+    static let configRejected = WeaveEvent(messageID: "22e5c241606b4360b398f1213e3cca26", title: "configuration rejected")
+    static let startup = WeaveEvent(messageID: "3bbd3ed272c649f0bf8073cef7bd24fb", title: "startup")
+    static let shutdown = WeaveEvent(messageID: "84ca65ae614e4623bbdbe8acd2af08f2", title: "shutdown")
+
+    /// The events weave-healthd itself logs (its container and monitor log theirs too).
+    static let daemonEvents: [WeaveEvent] = [.configReloaded, .configRejected, .startup, .shutdown]
+}
