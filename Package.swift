@@ -21,22 +21,26 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
+        // Package-internal (no product): the helpers every module needs, written once. No dependencies,
+        // so the probe can use it and still link neither Foundation nor NIO.
+        .target(name: "WeaveSupport"),
         .target(
             name: "WeaveDI",
             dependencies: [
+                "WeaveSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         // HealthCheckable services, their statuses and the monitor that runs them.
-        .target(name: "WeaveHealth", dependencies: ["WeaveDI", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "WeaveHealth", dependencies: ["WeaveDI", "WeaveSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "WeaveHealthTests", dependencies: ["WeaveHealth"]),
-        .target(name: "WeavePrometheus", dependencies: ["WeaveDI", "WeaveHealth"]),
+        .target(name: "WeavePrometheus", dependencies: ["WeaveDI", "WeaveHealth", "WeaveSupport"]),
         .testTarget(name: "WeavePrometheusTests", dependencies: ["WeavePrometheus"]),
         .target(
             name: "WeaveHealthServer",
             dependencies: [
-                "WeaveDI", "WeaveHealth", "WeavePrometheus",
+                "WeaveDI", "WeaveHealth", "WeavePrometheus", "WeaveSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -51,14 +55,14 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(
             name: "WeaveSystemd",
-            dependencies: ["CSystemd", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["CSystemd", "WeaveSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "WeaveSystemdTests", dependencies: ["WeaveSystemd"]),
         .testTarget(name: "WeaveHealthdTests", dependencies: ["weave-healthd", "WeaveDI", "WeaveHealth", "WeaveHealthServer"]),
         .executableTarget(
             name: "weave-healthd",
             dependencies: [
-                "WeaveDI", "WeaveHealth", "WeavePrometheus", "WeaveHealthServer", "WeaveSystemd",
+                "WeaveDI", "WeaveHealth", "WeavePrometheus", "WeaveHealthServer", "WeaveSupport", "WeaveSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -67,8 +71,8 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
-        // The probe: no dependencies at all (plain sockets, no Foundation), so it starts fast.
-        .executableTarget(name: "weave-health"),
+        // The probe: plain sockets, no Foundation and no NIO (only the package's own helpers), so it starts fast.
+        .executableTarget(name: "weave-health", dependencies: ["WeaveSupport"]),
         .testTarget(name: "WeaveHealthProbeTests", dependencies: ["weave-health"], exclude: ["Fixtures"]),
         .testTarget(name: "WeaveDITests", dependencies: [
             "WeaveDI",

@@ -1,5 +1,6 @@
 import Logging
 import WeaveDI
+import WeaveSupport
 
 /// Runs health checks: every registered service whose instance conforms to `HealthCheckable`
 /// (shared scopes; a `.singleton` not yet made is made), plus checks registered by name.

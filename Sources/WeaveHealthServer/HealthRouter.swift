@@ -1,6 +1,7 @@
 import WeaveDI
 import WeaveHealth
 import WeavePrometheus
+import WeaveSupport
 
 /// The endpoints: `/`, `/metrics`, `/health`, `/livez`, `/readyz`, `/readyz/<name>`. Separate from
 /// the server core, as a router in Hummingbird is, so any server can embed it.

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
 import NIOCore
 import NIOExtras
@@ -9,6 +6,7 @@ import NIOHTTPCompression
 import NIOPosix
 import ServiceLifecycle
 import WeaveDI
+import WeaveSupport
 
 /// The HTTP server of the health endpoints, as a swift-service-lifecycle `Service`: `run()` binds
 /// the listeners (or adopts sockets passed in), serves until graceful shutdown, then fails

@@ -1,3 +1,5 @@
+import WeaveSupport
+
 /// Where the server listens.
 public enum Listener: Sendable, Equatable, CustomStringConvertible {
     case tcp(host: String, port: Int)
@@ -14,7 +16,7 @@ public enum Listener: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .tcp(let host, let port): return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        case .tcp(let host, let port): return HostPort.format(host: host, port: port)
         case .unix(let path, _): return "unix:\(path)"
         }
     }

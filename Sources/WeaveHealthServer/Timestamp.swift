@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import WeaveSupport
 
 /// RFC 3339 timestamps in UTC, without Foundation.
 enum Timestamp {

@@ -1,3 +1,5 @@
+import WeaveSupport
+
 /// Renders metric families in the Prometheus text format 0.0.4 or OpenMetrics 1.0: families sorted
 /// by name, samples in a stable order, every family with HELP and TYPE, names and label values escaped.
 public enum Exposition {
@@ -17,7 +19,7 @@ public enum Exposition {
         public static func negotiate(accept: String?) -> Format {
             guard let accept else { return .prometheusText }
             for part in accept.split(separator: ",") {
-                let fields = part.split(separator: ";").map { $0.trimmingSpaces() }
+                let fields = part.split(separator: ";").map { $0.trimmingWhitespace() }
                 guard fields.first == "application/openmetrics-text" else { continue }
                 let quality = fields.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
                 if quality > 0 { return .openMetrics }
@@ -213,14 +215,5 @@ public enum Exposition {
             out.unicodeScalars.append(isLetter || (isDigit && !out.isEmpty) ? scalar : "_")
         }
         return out.isEmpty ? "_" : out
-    }
-}
-
-extension Substring {
-    func trimmingSpaces() -> Substring {
-        var slice = self
-        while slice.first == " " || slice.first == "\t" { slice = slice.dropFirst() }
-        while slice.last == " " || slice.last == "\t" { slice = slice.dropLast() }
-        return slice
     }
 }

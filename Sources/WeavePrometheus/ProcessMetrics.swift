@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import WeaveSupport
 
 /// The standard `process_*` families, read from `/proc/self` at each scrape (as the Go and Python
 /// clients do).
@@ -17,7 +13,7 @@ public struct ProcessMetrics: MetricCollector {
         var families: [MetricFamily] = []
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         let pageSize = Double(sysconf(Int32(_SC_PAGESIZE)))
-        if let stat = read("/proc/self/stat"), let close = stat.lastIndex(of: ")") {
+        if let stat = readTextFile("/proc/self/stat"), let close = stat.lastIndex(of: ")") {
             // Fields after "pid (comm)": state is field 3, so index i here is field i + 3.
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             if fields.count > 21, let utime = Double(fields[11]), let stime = Double(fields[12]),
@@ -42,7 +38,7 @@ public struct ProcessMetrics: MetricCollector {
     }
 
     private static func bootTime() -> Double? {
-        guard let stat = read("/proc/stat") else { return nil }
+        guard let stat = readTextFile("/proc/stat") else { return nil }
         for line in stat.split(separator: "\n") where line.hasPrefix("btime ") {
             return Double(line.dropFirst(6))
         }
@@ -57,19 +53,5 @@ public struct ProcessMetrics: MetricCollector {
             if entry.pointee.d_name.0 != UInt8(ascii: ".") { count += 1 }
         }
         return count - 1 // the descriptor opendir itself holds
-    }
-
-    private static func read(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { Glibc.close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = Glibc.read(fd, &buffer, buffer.count)
-            if count <= 0 { break }
-            bytes += buffer[..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CSystemd
+import WeaveSupport
 
 /// journald's native protocol, through libsystemd.
 public enum Journal {

@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
+import WeaveSupport
 
 /// One log entry, as journald fields and as the one-line fallback on standard error.
 struct JournalEntry {

@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
+import WeaveSupport
 
 /// A swift-log `LogHandler` that writes structured entries to journald with libsystemd's native
 /// protocol, and falls back to one readable line on standard error when journald is not reachable.

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import WeaveSupport
 
 /// Delivers log entries off the caller's thread, so that logging never blocks serving, health
 /// checks or shutdown, even when journald stops reading (stopped, or overloaded: its socket buffer
@@ -81,7 +79,7 @@ public final class JournalWriter: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         startIfNeeded()
-        let stalled = journalBusySince != 0 && Self.now() - journalBusySince > Self.nanoseconds(stallTimeout)
+        let stalled = journalBusySince != 0 && MonotonicClock.nanos() - journalBusySince > UInt64(max(0, stallTimeout.totalNanoseconds))
         if !stalled && journalQueue.count < capacity {
             journalQueue.append(entry)
             pthread_cond_signal(journalReady)
@@ -112,8 +110,8 @@ public final class JournalWriter: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         var deadline = timespec()
         clock_gettime(CLOCK_MONOTONIC, &deadline)
-        let total = Int(deadline.tv_nsec) + Int(Self.nanoseconds(timeout) % 1_000_000_000)
-        deadline.tv_sec += Int(Self.nanoseconds(timeout) / 1_000_000_000) + total / 1_000_000_000
+        let total = Int(deadline.tv_nsec) + Int(UInt64(max(0, timeout.totalNanoseconds)) % 1_000_000_000)
+        deadline.tv_sec += Int(UInt64(max(0, timeout.totalNanoseconds)) / 1_000_000_000) + total / 1_000_000_000
         deadline.tv_nsec = total % 1_000_000_000
         while !(journalQueue.isEmpty && lineQueue.isEmpty && journalBusySince == 0 && !lineBusy) {
             if pthread_cond_timedwait(idle, mutex, &deadline) == ETIMEDOUT { return false }
@@ -136,7 +134,7 @@ public final class JournalWriter: @unchecked Sendable {
     }
 
     private func noteLossLocked(redirected: UInt64 = 0, dropped: UInt64 = 0) {
-        if unreported.redirected == 0 && unreported.dropped == 0 { unreported.since = Self.now() }
+        if unreported.redirected == 0 && unreported.dropped == 0 { unreported.since = MonotonicClock.nanos() }
         unreported.redirected += redirected
         unreported.dropped += dropped
     }
@@ -153,7 +151,7 @@ public final class JournalWriter: @unchecked Sendable {
         while true {
             while journalQueue.isEmpty { pthread_cond_wait(journalReady, mutex) }
             let entry = journalQueue.removeFirst()
-            journalBusySince = Self.now()
+            journalBusySince = MonotonicClock.nanos()
             pthread_mutex_unlock(mutex)
             let result = Journal.send(entry.fields)
             pthread_mutex_lock(mutex)
@@ -164,7 +162,7 @@ public final class JournalWriter: @unchecked Sendable {
                 statistics.journaled += 1
                 if unreported.redirected > 0 || unreported.dropped > 0 {
                     let summary = lossSummaryLocked(after: entry)
-                    journalBusySince = Self.now()
+                    journalBusySince = MonotonicClock.nanos()
                     pthread_mutex_unlock(mutex)
                     let sent = Journal.send(summary.fields)
                     pthread_mutex_lock(mutex)
@@ -192,7 +190,7 @@ public final class JournalWriter: @unchecked Sendable {
 
     /// The summary of what was lost since the last one, under the identity of `entry`'s program.
     private func lossSummaryLocked(after entry: JournalEntry) -> JournalEntry {
-        let seconds = Double((Self.now() - unreported.since) / 1_000_000) / 1_000
+        let seconds = Double((MonotonicClock.nanos() - unreported.since) / 1_000_000) / 1_000
         var summary = JournalEntry(
             level: .warning,
             message: "journald did not take log entries for \(seconds) s: \(unreported.redirected) went to standard error, "
@@ -205,16 +203,6 @@ public final class JournalWriter: @unchecked Sendable {
         return summary
     }
 
-    /// A non-negative duration in nanoseconds (the timeouts here are far below the 584 years that fit).
-    private static func nanoseconds(_ duration: Duration) -> UInt64 {
-        UInt64(max(duration.components.seconds, 0)) * 1_000_000_000 + UInt64(max(duration.components.attoseconds, 0) / 1_000_000_000)
-    }
-
-    private static func now() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-    }
 
     /// Starts a detached thread running `body`, with every signal blocked (signals are for the
     /// process's own handlers, not for a lane that may sit in a blocking send).

@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CSystemd
+import WeaveSupport
 
 /// A listening socket passed by the service manager (`$LISTEN_FDS`, `$LISTEN_PID`, `$LISTEN_FDNAMES`).
 public struct ActivatedSocket: Sendable, Equatable {

@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CSystemd
+import WeaveSupport
 
 /// The service manager's notification protocol (`sd_notify`). Outside systemd (no
 /// `$NOTIFY_SOCKET`) every call is a silent no-op.

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import WeaveSupport
 
 /// Why a probe got no usable answer.
 enum ProbeError: Error, CustomStringConvertible {
@@ -44,7 +42,7 @@ struct HTTPProbe {
     func get(_ path: String, accept: String) throws(ProbeError) -> HTTPReply {
         let socket = try connect()
         defer { close(socket) }
-        let request = "GET \(path) HTTP/1.1\r\nHost: \(target.hostHeader)\r\nUser-Agent: weave-health/\(Version.text)\r\n"
+        let request = "GET \(path) HTTP/1.1\r\nHost: \(target.hostHeader)\r\nUser-Agent: weave-health/\(WeaveVersion.text)\r\n"
             + "Accept: \(accept)\r\nConnection: close\r\n\r\n"
         var bytes = Array(request.utf8)[...]
         while !bytes.isEmpty {
@@ -171,7 +169,7 @@ extension HTTPReply {
         var headers: [(String, String)] = []
         for line in head.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { throw .badResponse("malformed header line") }
-            headers.append((String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingSpaces))
+            headers.append((String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingWhitespace()))
         }
         var reply = HTTPReply(status: status, headers: headers, body: [])
         let body = Array(bytes[headEnd.upperBound...])
@@ -203,7 +201,7 @@ extension HTTPReply {
         while true {
             guard let lineEnd = bytes[index...].firstRange(of: [13, 10]) else { return nil }
             let sizeText = String(String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";").first ?? "")
-                .trimmingSpaces
+                .trimmingWhitespace()
             // Hex digits only (no sign), and no chunk larger than the whole response may be.
             guard !sizeText.isEmpty, sizeText.count <= 8, sizeText.allSatisfy(\.isHexDigit), let size = Int(sizeText, radix: 16),
                   size <= HTTPProbe.maxResponseBytes else { throw .badResponse("bad chunk size") }

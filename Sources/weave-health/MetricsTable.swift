@@ -1,3 +1,5 @@
+import WeaveSupport
+
 /// `weave-health top`: the slowest services by resolve time, from a `/metrics` text exposition.
 struct MetricsTable {
     struct Row: Equatable {
@@ -127,7 +129,7 @@ struct Sample {
             while index < line.endIndex, line[index] != "}" {
                 guard let equals = line[index...].firstIndex(of: "="), line.index(after: equals) < line.endIndex,
                       line[line.index(after: equals)] == "\"" else { return nil }
-                let key = String(line[index..<equals]).trimmingSpaces
+                let key = String(line[index..<equals]).trimmingWhitespace()
                 var cursor = line.index(equals, offsetBy: 2)
                 var value = ""
                 while cursor < line.endIndex, line[cursor] != "\"" {

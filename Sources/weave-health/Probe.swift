@@ -1,3 +1,5 @@
+import WeaveSupport
+
 /// One probe: asks the daemon what `options` says, prints the answer in the chosen output, and
 /// returns the exit status.
 enum Probe {
@@ -16,7 +18,7 @@ enum Probe {
             case .quiet: break
             case .human: write("unhealthy: \(error) (\(target))\n", to: 1)
             case .json:
-                write("{\"status\":\"fail\",\"output\":\(jsonString(error.description)),\(probeJSON(target, elapsed, exitCode: 1))}\n", to: 1)
+                write("{\"status\":\"fail\",\"output\":\(JSONText.quoted(error.description)),\(probeJSON(target, elapsed, exitCode: 1))}\n", to: 1)
             case .nagios:
                 write("WEAVE HEALTH \(nagiosCode == 3 ? "UNKNOWN" : "CRITICAL") - \(error) (\(target)) | 'time'=\(ProbeReport.decimal(elapsed.seconds))s;;;0;\n", to: 1)
             }
@@ -84,31 +86,17 @@ enum Probe {
     static func json(_ report: ProbeReport, _ document: HealthDocument?, exitCode: Int32) -> String {
         let probe = probeJSON(report.target, report.elapsed, exitCode: exitCode)
         if let document {
-            var text = String(decoding: document.raw, as: UTF8.self).trimmingSpaces
+            var text = String(decoding: document.raw, as: UTF8.self).trimmingWhitespace()
             if text.hasSuffix("}") {
                 text.removeLast()
-                return text + (text.trimmingSpaces.hasSuffix("{") ? "" : ",") + probe + "}"
+                return text + (text.trimmingWhitespace().hasSuffix("{") ? "" : ",") + probe + "}"
             }
         }
-        let checks = report.checks.map { "\(jsonString($0.name + ":status")):[{\"status\":\"\($0.state.rawValue)\"}]" }
-        return "{\"status\":\"\(report.state.rawValue)\",\"output\":\(jsonString(report.summary)),\"checks\":{\(checks.joined(separator: ","))},\(probe)}"
+        let checks = report.checks.map { "\(JSONText.quoted($0.name + ":status")):[{\"status\":\"\($0.state.rawValue)\"}]" }
+        return "{\"status\":\"\(report.state.rawValue)\",\"output\":\(JSONText.quoted(report.summary)),\"checks\":{\(checks.joined(separator: ","))},\(probe)}"
     }
 
     static func probeJSON(_ target: ProbeTarget, _ elapsed: Duration, exitCode: Int32) -> String {
-        "\"probe\":{\"target\":\(jsonString(target.description)),\"durationSeconds\":\(ProbeReport.decimal(elapsed.seconds)),\"exitCode\":\(exitCode)}"
-    }
-
-    static func jsonString(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case _ where scalar.value < 0x20: result += "\\u" + String(String(scalar.value, radix: 16).leftPadded(to: 4).map { $0 == " " ? "0" : $0 })
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
+        "\"probe\":{\"target\":\(JSONText.quoted(target.description)),\"durationSeconds\":\(ProbeReport.decimal(elapsed.seconds)),\"exitCode\":\(exitCode)}"
     }
 }

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import WeaveSupport
 
 /// The probe's command line.
 struct ProbeOptions {

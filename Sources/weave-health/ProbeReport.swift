@@ -1,3 +1,5 @@
+import WeaveSupport
+
 /// What a probe found, and how each output mode says it.
 struct ProbeReport {
     /// The verdict over what was asked (the whole daemon, or the named checks).
@@ -81,7 +83,7 @@ struct ProbeReport {
             var line = "  \(paint(mark, check.state)) \(check.name.padding(to: width))  \(paint(check.state.word.padding(to: 9), check.state))"
             if let value = check.observedValue { line += "  \(Self.decimal(value))\(check.observedUnit.map { $0 == "%" || $0 == "s" ? $0 : " \($0)" } ?? "")" }
             if let output = check.output { line += "  \(output)" }
-            text += line.trimmingSpaces + "\n"
+            text += line.trimmingWhitespace() + "\n"
         }
         return text
     }

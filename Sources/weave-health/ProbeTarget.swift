@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import WeaveSupport
 
 /// Where the daemon listens: `http://host:port` or a Unix socket.
 enum ProbeTarget: Equatable, CustomStringConvertible {
@@ -21,31 +19,14 @@ enum ProbeTarget: Equatable, CustomStringConvertible {
         guard url.hasPrefix("http://") else { return nil }
         var authority = url.dropFirst(7)
         if let slash = authority.firstIndex(of: "/") { authority = authority[..<slash] }
-        var host: Substring
-        var port = 80
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            host = authority[authority.index(after: authority.startIndex)..<close]
-            let rest = authority[authority.index(after: close)...]
-            if !rest.isEmpty {
-                guard rest.hasPrefix(":"), let value = Int(rest.dropFirst()) else { return nil }
-                port = value
-            }
-        } else if let colon = authority.lastIndex(of: ":") {
-            host = authority[..<colon]
-            guard let value = Int(authority[authority.index(after: colon)...]) else { return nil }
-            port = value
-        } else {
-            host = authority
-        }
-        guard !host.isEmpty, (1...65535).contains(port) else { return nil }
-        self = .tcp(host: String(host), port: port)
+        guard let (host, port) = HostPort.parse(authority, defaultPort: 80) else { return nil }
+        self = .tcp(host: host, port: port)
     }
 
     /// The `Host` header: IPv6 literals bracketed, the port always (a bare `:port` is never sent).
     var hostHeader: String {
         switch self {
-        case .tcp(let host, let port): return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        case .tcp(let host, let port): return HostPort.format(host: host, port: port)
         case .unix: return "localhost"
         }
     }
@@ -63,17 +44,17 @@ enum ProbeTarget: Equatable, CustomStringConvertible {
         var inListen = false
         for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
             let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-            guard !line.trimmingSpaces.isEmpty else { continue }
+            guard !line.trimmingWhitespace().isEmpty else { continue }
             if !line.hasPrefix(" ") && !line.hasPrefix("-") {
                 inListen = line.hasPrefix("listen:")
                 continue
             }
             guard inListen else { continue }
-            var item = line.trimmingSpaces
-            if item.hasPrefix("- ") { item = String(item.dropFirst(2)).trimmingSpaces }
+            var item = line.trimmingWhitespace()
+            if item.hasPrefix("- ") { item = String(item.dropFirst(2)).trimmingWhitespace() }
             item = item.replacing("{", with: "").replacing("}", with: "")
             for field in item.split(separator: ",") {
-                let parts = field.split(separator: ":", maxSplits: 1).map { String($0).trimmingSpaces.unquoted }
+                let parts = field.split(separator: ":", maxSplits: 1).map { String($0).trimmingWhitespace().unquoted }
                 guard parts.count == 2 else { continue }
                 if parts[0] == "unix" { return .unix(path: parts[1]) }
                 if parts[0] == "address" { return ProbeTarget(url: "http://" + parts[1]) }
@@ -84,13 +65,6 @@ enum ProbeTarget: Equatable, CustomStringConvertible {
 }
 
 extension String {
-    var trimmingSpaces: String {
-        var text = Substring(self)
-        while let first = text.first, first == " " || first == "\t" || first == "\n" || first == "\r\n" { text = text.dropFirst() }
-        while let last = text.last, last == " " || last == "\t" || last == "\n" || last == "\r" || last == "\r\n" { text = text.dropLast() }
-        return String(text)
-    }
-
     var unquoted: String {
         guard count >= 2, let first, first == last, first == "\"" || first == "'" else { return self }
         return String(dropFirst().dropLast())

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import WeaveSupport
 
 /// `weave-health top`: fetches `/metrics` (or reads `--file`) and shows `MetricsTable`,
 /// once or every `--watch` interval until interrupted.

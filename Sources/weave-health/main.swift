@@ -1,13 +1,7 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import WeaveSupport
 
 /// weave-health: the probe for weave-healthd, for Docker HEALTHCHECK, Kubernetes exec probes,
 /// systemd ExecStartPost=/ExecCondition=, Nagios/Icinga, and people at a terminal.
-enum Version {
-    static let text = "0.1.0"
-}
-
 let help = """
     Usage: weave-health [TARGET] [WHAT] [OUTPUT] [--connect-timeout D] [--timeout D] [--strict]
            weave-health top [TARGET] [--watch [SECONDS]] [--limit N] [--file METRICS.txt]
@@ -61,7 +55,7 @@ let target: ProbeTarget
 do {
     options = try ProbeOptions(Array(CommandLine.arguments.dropFirst()))
     if options.showHelp { write(help, to: 1); exit(0) }
-    if options.showVersion { write("weave-health \(Version.text)\n", to: 1); exit(0) }
+    if options.showVersion { write("weave-health \(WeaveVersion.text)\n", to: 1); exit(0) }
     target = try options.resolvedTarget()
 } catch {
     write("weave-health: \(error.message); try weave-health --help\n", to: 2)

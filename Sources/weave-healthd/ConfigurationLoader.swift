@@ -1,9 +1,7 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import WeaveDI
 import WeaveHealth
 import WeaveHealthServer
+import WeaveSupport
 
 /// Reads a YAML configuration, rejecting anything unknown or malformed with its position.
 struct ConfigurationLoader {
@@ -57,7 +55,7 @@ struct ConfigurationLoader {
                 switch readTextFile(path, limit: 4_096) {
                 case .success(let text):
                     // `echo secret > token` leaves a newline; no token has whitespace at its ends.
-                    let token = text.trimmed()
+                    let token = text.trimmingWhitespace()
                     guard !token.isEmpty else { throw error(file, "bearer_token_file \(path) is empty") }
                     configuration.bearerToken = token
                 case .failure(let failure):
@@ -170,14 +168,7 @@ struct ConfigurationLoader {
     }
 
     static func parseAddress(_ text: String) -> Listener? {
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":"),
-                  let port = Int(text[text.index(close, offsetBy: 2)...]), (1...65535).contains(port) else { return nil }
-            return .tcp(host: String(text[text.index(after: text.startIndex)..<close]), port: port)
-        }
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-              (1...65535).contains(port), colon != text.startIndex else { return nil }
-        return .tcp(host: String(text[..<colon]), port: port)
+        HostPort.parse(text).map { .tcp(host: $0.host, port: $0.port) }
     }
 
     private func check(_ node: YAMLNode) throws(ConfigurationError) -> CheckConfiguration {
@@ -265,7 +256,7 @@ struct ConfigurationLoader {
 
     func statusRange(_ node: YAMLNode) throws(ConfigurationError) -> ClosedRange<Int> {
         let text = try string(node)
-        let parts = text.split(separator: "-").map { Int($0.trimmingCharacters()) }
+        let parts = text.split(separator: "-").map { Int($0.trimmingWhitespace()) }
         if parts.count == 1, let code = parts[0], (100...599).contains(code) { return code...code }
         if parts.count == 2, let low = parts[0], let high = parts[1], (100...599).contains(low), (low...599).contains(high) {
             return low...high
@@ -311,41 +302,3 @@ struct ConfigurationLoader {
     }
 }
 
-extension Substring {
-    func trimmingCharacters() -> Substring {
-        var slice = self
-        while slice.first == " " { slice = slice.dropFirst() }
-        while slice.last == " " { slice = slice.dropLast() }
-        return slice
-    }
-}
-
-/// A whole small file as text, or nil.
-func readFile(_ path: String) -> String? {
-    try? readTextFile(path, limit: ConfigurationLoader.maxFileBytes).get()
-}
-
-/// Why a file could not be read, in words.
-struct FileReadError: Error, CustomStringConvertible {
-    let description: String
-}
-
-/// A whole file as text, up to `limit` bytes; the error says why not (its errno text, or its size).
-func readTextFile(_ path: String, limit: Int) -> Result<String, FileReadError> {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return .failure(FileReadError(description: String(cString: strerror(errno)))) }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let count = read(fd, &buffer, buffer.count)
-        if count < 0 {
-            if errno == EINTR { continue }
-            return .failure(FileReadError(description: String(cString: strerror(errno))))
-        }
-        if count == 0 { break }
-        bytes += buffer[..<count]
-        if bytes.count > limit { return .failure(FileReadError(description: "larger than \(limit >> 20) MiB")) }
-    }
-    return .success(String(decoding: bytes, as: UTF8.self))
-}

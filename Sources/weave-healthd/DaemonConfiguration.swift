@@ -1,4 +1,5 @@
 import WeaveDI
+import WeaveSupport
 import WeaveHealth
 import WeaveHealthServer
 
@@ -45,32 +46,16 @@ struct HTTPURL: Sendable, Equatable {
 
     /// The `Host` header: the port only when it is not 80, IPv6 literals bracketed.
     var hostHeader: String {
-        let name = host.contains(":") ? "[\(host)]" : host
-        return port == 80 ? name : "\(name):\(port)"
+        port == 80 ? (host.contains(":") ? "[\(host)]" : host) : HostPort.format(host: host, port: port)
     }
 
     init?(_ text: String) {
         guard text.hasPrefix("http://") else { return nil }
         let rest = text.dropFirst("http://".count)
         let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
-        let authority = rest[..<authorityEnd]
+        guard let (host, port) = HostPort.parse(rest[..<authorityEnd], defaultPort: 80) else { return nil }
+        self.host = host
+        self.port = port
         path = authorityEnd == rest.endIndex ? "/" : String(rest[authorityEnd...])
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            host = String(authority[authority.index(after: authority.startIndex)..<close])
-            let after = authority[authority.index(after: close)...]
-            if after.isEmpty { port = 80 } else {
-                guard after.hasPrefix(":"), let value = Int(after.dropFirst()) else { return nil }
-                port = value
-            }
-        } else if let colon = authority.lastIndex(of: ":") {
-            host = String(authority[..<colon])
-            guard let value = Int(authority[authority.index(after: colon)...]) else { return nil }
-            port = value
-        } else {
-            host = String(authority)
-            port = 80
-        }
-        guard !host.isEmpty, (1...65535).contains(port) else { return nil }
     }
 }

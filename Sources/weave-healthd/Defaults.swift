@@ -1,10 +1,12 @@
+import WeaveSupport
+
 /// Built-in defaults of weave-healthd.
 enum Defaults {
     /// 9096: free in Prometheus's default port allocations (core components use 9090–9094; the
     /// exporter range 9100–9999 is fully allocated).
     static let port = 9096
 
-    static let version = "0.1.0"
+    static let version = WeaveVersion.text
 
     /// A check's interval and timeout when the configuration gives none.
     static let checkInterval = Duration.seconds(15)

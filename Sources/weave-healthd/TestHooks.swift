@@ -1,11 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
 import NIOCore
 import ServiceLifecycle
 import UnixSignals
 import WeaveDI
+import WeaveSupport
 
 /// Faults for the integration tests, enabled only with `WEAVE_HEALTHD_TEST_HOOKS=1`:
 /// SIGUSR1 blocks the event loop for 3 s (the watchdog pings must stop), SIGUSR2 makes 1,000

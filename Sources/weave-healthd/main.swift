@@ -1,12 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
 import NIOPosix
 import ServiceLifecycle
 import WeaveDI
 import WeaveHealthServer
 import WeavePrometheus
+import WeaveSupport
 import WeaveSystemd
 
 /// weave-healthd: exports a WeaveDI container's figures and health checks as Prometheus metrics

@@ -234,14 +234,7 @@ if ! grep -q $'\e' "$WORK/probe.out" "$WORK/nagios.out" && [ "$(grep -c . "$WORK
 else not_ok "14. control characters in check output" "$(cat -v "$WORK/probe.out" "$WORK/nagios.out" | head -5)"; fi
 
 # --- 3: a stalled journald --------------------------------------------------------------------------
-JOURNALD=""
-if ! echo probe | systemd-cat -t weave-it-probe 2>/dev/null; then
-    mkdir -p /run/systemd/journal
-    /lib/systemd/systemd-journald >"$WORK/journald.log" 2>&1 &
-    JOURNALD=$!
-    PIDS+=("$JOURNALD")
-    for _ in $(seq 50); do echo probe | systemd-cat -t weave-it-probe 2>/dev/null && break; sleep 0.1; done
-fi
+start_journald
 if [ -n "$JOURNALD" ]; then
     "$PY" "$HERE/notify_socket.py" "$WORK/notify.sock" "$WORK/notify.log" &
     PIDS+=("$!")

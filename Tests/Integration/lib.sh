@@ -30,6 +30,19 @@ wait_for() { # URL, seconds
     return 1
 }
 
+# Starts a systemd-journald when none is reachable, and sets JOURNALD to its PID (stopped at exit
+# with the rest); JOURNALD stays empty when one already runs: a journald a test did not start is
+# never stopped, killed or paused.
+start_journald() {
+    JOURNALD=""
+    echo probe | systemd-cat -t weave-it-probe 2>/dev/null && return
+    mkdir -p /run/systemd/journal
+    /lib/systemd/systemd-journald >"$WORK/journald.log" 2>&1 &
+    JOURNALD=$!
+    PIDS+=("$JOURNALD")
+    for _ in $(seq 50); do echo probe | systemd-cat -t weave-it-probe 2>/dev/null && break; sleep 0.1; done
+}
+
 finish() { # the summary line; the exit status says whether everything passed
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]

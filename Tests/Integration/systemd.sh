@@ -43,14 +43,7 @@ if [ "$(wc -w <<<"$EVENTS")" -eq 8 ] && [ -z "$missing" ]; then ok "the catalog 
 else not_ok "the catalog explains all 8 event IDs" "missing: $missing"; fi
 
 # --- journald ---------------------------------------------------------------------------------
-JOURNALD=""
-if ! echo probe | systemd-cat -t weave-it-probe 2>/dev/null; then
-    mkdir -p /run/systemd/journal
-    /lib/systemd/systemd-journald >"$WORK/journald.log" 2>&1 &
-    JOURNALD=$!
-    PIDS+=("$JOURNALD")
-    for _ in $(seq 50); do echo probe | systemd-cat -t weave-it-probe 2>/dev/null && break; sleep 0.1; done
-fi
+start_journald
 
 PORT=$(free_port)
 write_run_config() { # FILE, extra top-level YAML

@@ -1,5 +1,6 @@
 import Testing
 @testable import WeaveDI
+import WeaveSupport
 
 @Suite struct IntrospectionTests {
     @Test func registrationsListKeysScopesHitsAndInstances() {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Testing
+import WeaveSupport
 @testable import WeaveDI
 
 private final class CachedThing: Sendable {}
@@ -67,7 +68,7 @@ private final class CachedThing: Sendable {}
         let monitor = MemoryPressureMonitor(configuration: configuration, containers: { [] })
         #expect(monitor.start() == .systemdWatch(path: path))
         monitor.stop()
-        #expect(readSmallFile(path) == "some 100000 2000000")
+        #expect(readTextFile(path) == "some 100000 2000000")
     }
 
     @Test func missingSourcesReportUnavailableOrPolling() {
@@ -100,7 +101,7 @@ private final class CachedThing: Sendable {}
     }
 
     @Test func parsesThisMachinesFileWhenThereIsOne() throws {
-        guard let text = readSmallFile("/proc/pressure/memory") else { return }
+        guard let text = readTextFile("/proc/pressure/memory") else { return }
         let reading = try PressureStallInformation.parse(text)
         #expect(reading.some.avg10 >= 0)
     }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Testing
+import WeaveSupport
 @testable import weave_healthd
 
 /// Mutations of the README's example configuration: each either loads or is rejected with a
@@ -14,7 +15,7 @@ import Testing
 
     @Test func mutatedExamplesLoadOrFailWithAPosition() throws {
         let readme = #filePath.split(separator: "/").dropLast(3).joined(separator: "/") + "/README.md"
-        let text = try #require(readFile("/" + readme))
+        let text = try #require(readTextFile("/" + readme))
         let start = try #require(text.firstRange(of: "```yaml\nlisten:"))
         let end = try #require(text[start.upperBound...].firstRange(of: "```"))
         let example = Array(text[text.index(start.lowerBound, offsetBy: 8)..<end.lowerBound].utf8)

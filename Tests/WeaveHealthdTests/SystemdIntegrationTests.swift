@@ -1,4 +1,5 @@
 import Testing
+import WeaveSupport
 import WeaveDI
 import WeaveHealth
 import WeaveSystemd
@@ -25,7 +26,7 @@ import WeaveSystemd
     /// The catalog under systemd/ explains exactly the events the code logs.
     @Test func catalogMatchesTheEvents() throws {
         let path = #filePath.split(separator: "/").dropLast(3).joined(separator: "/") + "/systemd/weave-healthd.catalog"
-        let catalog = try #require(readFile("/" + path))
+        let catalog = try #require(readTextFile("/" + path))
         let ids = catalog.split(separator: "\n").filter { $0.hasPrefix("-- ") }.map { String($0.dropFirst(3)) }
         let events = WeaveEvent.containerEvents + WeaveEvent.healthEvents + WeaveEvent.daemonEvents
         let logged = events.map(\.messageID) + [JournalWriter.lostEntriesMessageID]

@@ -1,3 +1,5 @@
+import WeaveSupport
+
 extension Container {
     /// Keys whose async factories are running in the current task, outermost first.
     @TaskLocal static var asyncStack: [RegistrationKey] = []

@@ -1,5 +1,6 @@
 import Logging
 import Synchronization
+import WeaveSupport
 
 /// A dependency-injection container: register factories under types (and optional names), then
 /// resolve them. Every method is thread-safe. No lock is held while a factory runs, so a factory

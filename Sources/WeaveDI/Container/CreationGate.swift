@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import WeaveSupport
 
 /// Lets exactly one thread run a shared-scope factory while others racing on the same key wait.
 /// No lock is held while the factory runs: the gate only guards the `creating` flag.

@@ -1,3 +1,5 @@
+import WeaveSupport
+
 /// One "made with" relation: the factory of `from` resolved `to`.
 public struct DependencyEdge: Hashable, Sendable {
     /// The service whose factory did the resolving.

@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import WeaveSupport
 
 /// Whether the process runs as a test, which selects `InjectedKey.testValue`.
 public enum ExecutionContext: Sendable {

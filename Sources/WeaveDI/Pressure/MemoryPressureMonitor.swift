@@ -1,9 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Synchronization
+import WeaveSupport
 
 /// Where memory-pressure notifications come from.
 public enum MemoryPressureSource: Sendable, Equatable, CustomStringConvertible {
@@ -158,7 +154,7 @@ public final class MemoryPressureMonitor: Sendable {
             }
         }
         for path in candidates where access(path, R_OK) == 0 {
-            if let text = readSmallFile(path), (try? PressureStallInformation.parse(text)) != nil {
+            if let text = readTextFile(path), (try? PressureStallInformation.parse(text)) != nil {
                 return (.psiPolling(path: path, threshold: configuration.avg10Threshold),
                         .polling(path: path, interval: configuration.pollInterval, threshold: configuration.avg10Threshold))
             }
@@ -168,7 +164,7 @@ public final class MemoryPressureMonitor: Sendable {
 
     /// `<cgroupRoot>/<own cgroup v2 path>/memory.pressure`, when it exists.
     private func cgroupPressurePath() -> String? {
-        guard let text = readSmallFile(configuration.selfCgroupPath) else { return nil }
+        guard let text = readTextFile(configuration.selfCgroupPath) else { return nil }
         for line in text.split(separator: "\n") where line.hasPrefix("0::") {
             let relative = line.dropFirst(3)
             let path = configuration.cgroupRoot + (relative == "/" ? "" : String(relative)) + "/memory.pressure"
@@ -176,15 +172,4 @@ public final class MemoryPressureMonitor: Sendable {
         }
         return nil
     }
-}
-
-/// Reads a small text file (procfs, sysfs) whole; `nil` when it cannot be read.
-func readSmallFile(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    let count = read(fd, &buffer, buffer.count)
-    guard count >= 0 else { return nil }
-    return String(decoding: buffer[..<count], as: UTF8.self)
 }

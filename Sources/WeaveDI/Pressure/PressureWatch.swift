@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import WeaveSupport
 
 /// An opened memory-pressure source: what to poll and how.
 enum PressureWatch {
@@ -153,7 +149,7 @@ final class WatchLoop: @unchecked Sendable {
             if fds[0].revents != 0 { return } // stop() was called
             switch watch {
             case .polling(let path, _, let threshold):
-                guard let text = readSmallFile(path), let reading = try? PressureStallInformation.parse(text) else { continue }
+                guard let text = readTextFile(path), let reading = try? PressureStallInformation.parse(text) else { continue }
                 if reading.some.avg10 >= threshold {
                     if !aboveThreshold { monitor.pressureReported(by: source, pressure: reading) }
                     aboveThreshold = true
@@ -167,7 +163,7 @@ final class WatchLoop: @unchecked Sendable {
                     return
                 }
                 if events & Int32(POLLPRI) != 0 {
-                    monitor.pressureReported(by: source, pressure: readSmallFile(path).flatMap { try? PressureStallInformation.parse($0) })
+                    monitor.pressureReported(by: source, pressure: readTextFile(path).flatMap { try? PressureStallInformation.parse($0) })
                 }
             case .readable(let fd):
                 let events = Int32(fds[1].revents)
@@ -179,7 +175,7 @@ final class WatchLoop: @unchecked Sendable {
                         if count == 0 { closed = true }
                         if count <= 0 { break }
                     }
-                    monitor.pressureReported(by: source, pressure: readSmallFile(detailsPath).flatMap { try? PressureStallInformation.parse($0) })
+                    monitor.pressureReported(by: source, pressure: readTextFile(detailsPath).flatMap { try? PressureStallInformation.parse($0) })
                     if closed {
                         DILog.log(.errors, .warning, "The memory-pressure source closed; monitoring stops")
                         return

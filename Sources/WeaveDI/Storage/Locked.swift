@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import WeaveSupport
 
 /// A value guarded by a pthread mutex. Used instead of `Mutex` off the hot path because
 /// ThreadSanitizer intercepts pthread mutexes, while `Mutex`'s contended path on Linux (a PI futex

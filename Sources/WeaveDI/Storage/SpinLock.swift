@@ -1,11 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Synchronization
+import WeaveSupport
 
 /// A test-and-test-and-set lock for the reader shards, whose critical sections are a few
 /// nanoseconds (a reader) to a few microseconds (a writer) and never run user code. After a short

@@ -1,11 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Synchronization
+import WeaveSupport
 
 /// The resolver's per-thread state, in one block that a pthread key points to, so the hot path
 /// reaches it with one call and no reference counting or exclusivity checks:

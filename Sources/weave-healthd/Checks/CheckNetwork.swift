@@ -1,8 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import NIOCore
 import NIOPosix
+import WeaveSupport
 
 /// How checks reach the network: connecting, and network errors in the words an operator reads: `connection refused (127.0.0.1:5432)`, not the
 /// library's `NIOConnectionError(… SingleConnectionFailure(…))`.

@@ -1,9 +1,7 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Dispatch
 import WeaveDI
 import WeaveHealth
+import WeaveSupport
 
 /// Resolves a name with the system resolver (`getaddrinfo`: /etc/hosts, then DNS as nsswitch.conf
 /// says): healthy when it resolves and, if addresses are expected, the answer contains every one.

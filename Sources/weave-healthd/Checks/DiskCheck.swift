@@ -1,8 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import WeaveDI
 import WeaveHealth
+import WeaveSupport
 
 /// Free space on the file system of a path, in percent and (optionally) bytes.
 struct DiskCheck: HealthCheckable {

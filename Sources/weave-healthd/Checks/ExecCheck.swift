@@ -1,8 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import WeaveDI
 import WeaveHealth
+import WeaveSupport
 
 /// Runs a command with Nagios plugin semantics: exit 0 healthy, 1 degraded, 2 unhealthy, 3 or
 /// anything else unhealthy ("unknown"); the first line of output is the reason; perfdata is kept.

@@ -1,8 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import WeaveDI
 import WeaveHealth
+import WeaveSupport
 
 /// A file exists and, optionally, was modified no longer than `maxAge` ago (heartbeats of cron jobs).
 struct FileCheck: HealthCheckable {

@@ -1,8 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import WeaveDI
 import WeaveHealth
+import WeaveSupport
 
 /// PSI `some avg10` of a pressure file against warn and fail thresholds.
 struct MemoryPressureCheck: HealthCheckable {
@@ -13,8 +11,10 @@ struct MemoryPressureCheck: HealthCheckable {
     let observations: Observations
 
     func healthCheck() async -> HealthStatus {
-        guard let text = readFile(path) else {
-            return .degraded(reason: "cannot read \(path): \(String(cString: strerror(errno))); memory pressure unknown")
+        let text: String
+        switch readTextFile(path, limit: 65_536) {
+        case .success(let contents): text = contents
+        case .failure(let failure): return .degraded(reason: "cannot read \(path): \(failure); memory pressure unknown")
         }
         let reading: PressureStallInformation
         do {

@@ -1,3 +1,5 @@
+import WeaveSupport
+
 /// Output of a Nagios plugin: the first line's text is the reason; what follows `|` is perfdata,
 /// `'label'=value[UOM];[warn];[crit];[min];[max]`, values converted to base units where the unit allows.
 struct NagiosOutput: Equatable {
@@ -13,10 +15,10 @@ struct NagiosOutput: Equatable {
         let first = lines.first.map(String.init) ?? ""
         var perf = ""
         if let bar = first.firstIndex(of: "|") {
-            text = String(first[..<bar]).trimmed()
+            text = String(first[..<bar]).trimmingWhitespace()
             perf = String(first[first.index(after: bar)...])
         } else {
-            text = first.trimmed()
+            text = first.trimmingWhitespace()
         }
         // Long output may carry more perfdata after a `|` on a later line.
         for line in lines.dropFirst() {
@@ -73,15 +75,5 @@ struct NagiosOutput: Equatable {
         case "TB": return number * 1e12
         default: return nil
         }
-    }
-}
-
-extension String {
-    /// Without whitespace (spaces, tabs, line ends) at either end.
-    func trimmed() -> String {
-        var slice = Substring(self)
-        while let first = slice.first, first.isWhitespace { slice = slice.dropFirst() }
-        while let last = slice.last, last.isWhitespace { slice = slice.dropLast() }
-        return String(slice)
     }
 }

@@ -1,16 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-/// Nanosecond readings of CLOCK_MONOTONIC, for durations; never the wall clock.
-@usableFromInline
-enum MonotonicClock {
+/// Nanosecond readings of CLOCK_MONOTONIC, for durations; never the wall clock. (Public only so that
+/// WeaveDI's inlinable resolve path can use it; WeaveSupport is no product.)
+public enum MonotonicClock {
     @inlinable
-    static func nanos() -> UInt64 {
+    public static func nanos() -> UInt64 {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)

@@ -1,0 +1,34 @@
+/// Why a file could not be read, in words.
+package struct FileReadError: Error, CustomStringConvertible {
+    package let description: String
+
+    package init(_ description: String) {
+        self.description = description
+    }
+}
+
+/// A whole file as text, up to `limit` bytes (procfs and sysfs files included: they are read until
+/// the end, whatever size they claim); the error says why not, with the errno text or the size.
+package func readTextFile(_ path: String, limit: Int) -> Result<String, FileReadError> {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return .failure(FileReadError(String(cString: strerror(errno)))) }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let count = read(fd, &buffer, buffer.count)
+        if count < 0 {
+            if errno == EINTR { continue }
+            return .failure(FileReadError(String(cString: strerror(errno))))
+        }
+        if count == 0 { break }
+        bytes += buffer[..<count]
+        if bytes.count > limit { return .failure(FileReadError("larger than \(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes")")) }
+    }
+    return .success(String(decoding: bytes, as: UTF8.self))
+}
+
+/// A small whole file as text (at most 4 MiB), or nil.
+package func readTextFile(_ path: String) -> String? {
+    try? readTextFile(path, limit: 4 << 20).get()
+}
