@@ -40,6 +40,7 @@ public final class JournalWriter: @unchecked Sendable {
     public let capacity: Int
     /// How long one send to journald may block before new entries go to standard error.
     public let stallTimeout: Duration
+    private let stallNanos: UInt64
 
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let journalReady = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
@@ -57,6 +58,7 @@ public final class JournalWriter: @unchecked Sendable {
         precondition(capacity > 0, "capacity must be positive")
         self.capacity = capacity
         self.stallTimeout = stallTimeout
+        stallNanos = stallTimeout.nonNegativeNanoseconds
         pthread_mutex_init(mutex, nil)
         for condition in [journalReady, lineReady, idle] {
             var attributes = pthread_condattr_t()
@@ -79,13 +81,13 @@ public final class JournalWriter: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         startIfNeeded()
-        let stalled = journalBusySince != 0 && MonotonicClock.nanos() - journalBusySince > UInt64(max(0, stallTimeout.totalNanoseconds))
+        let stalled = journalBusySince != 0 && MonotonicClock.nanos() - journalBusySince > stallNanos
         if !stalled && journalQueue.count < capacity {
             journalQueue.append(entry)
             pthread_cond_signal(journalReady)
             return
         }
-        redirectLocked(entry)
+        enqueueLineLocked(entry, redirected: true)
     }
 
     /// Queues `entry` as one line on standard error.
@@ -93,13 +95,7 @@ public final class JournalWriter: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         startIfNeeded()
-        if lineQueue.count < capacity {
-            lineQueue.append(entry)
-            pthread_cond_signal(lineReady)
-        } else {
-            statistics.dropped += 1
-            noteLossLocked(dropped: 1)
-        }
+        enqueueLineLocked(entry, redirected: false)
     }
 
     /// Waits until both lanes are empty and idle, or `timeout` passes; true when everything was
@@ -108,11 +104,9 @@ public final class JournalWriter: @unchecked Sendable {
     public func flush(timeout: Duration) -> Bool {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        var deadline = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &deadline)
-        let total = Int(deadline.tv_nsec) + Int(UInt64(max(0, timeout.totalNanoseconds)) % 1_000_000_000)
-        deadline.tv_sec += Int(UInt64(max(0, timeout.totalNanoseconds)) / 1_000_000_000) + total / 1_000_000_000
-        deadline.tv_nsec = total % 1_000_000_000
+        // The condition variables wait on CLOCK_MONOTONIC, MonotonicClock's clock.
+        let end = MonotonicClock.nanos() + timeout.nonNegativeNanoseconds
+        var deadline = timespec(tv_sec: Int(end / 1_000_000_000), tv_nsec: Int(end % 1_000_000_000))
         while !(journalQueue.isEmpty && lineQueue.isEmpty && journalBusySince == 0 && !lineBusy) {
             if pthread_cond_timedwait(idle, mutex, &deadline) == ETIMEDOUT { return false }
         }
@@ -121,16 +115,20 @@ public final class JournalWriter: @unchecked Sendable {
 
     // MARK: Lanes
 
-    private func redirectLocked(_ entry: JournalEntry) {
-        if lineQueue.count < capacity {
-            lineQueue.append(entry)
-            statistics.redirected += 1
-            noteLossLocked(redirected: 1)
-            pthread_cond_signal(lineReady)
-        } else {
+    /// Queues `entry` on the standard-error lane (counted as redirected when it was meant for
+    /// journald), or drops and counts it when that lane is full.
+    private func enqueueLineLocked(_ entry: JournalEntry, redirected: Bool) {
+        guard lineQueue.count < capacity else {
             statistics.dropped += 1
             noteLossLocked(dropped: 1)
+            return
         }
+        lineQueue.append(entry)
+        if redirected {
+            statistics.redirected += 1
+            noteLossLocked(redirected: 1)
+        }
+        pthread_cond_signal(lineReady)
     }
 
     private func noteLossLocked(redirected: UInt64 = 0, dropped: UInt64 = 0) {
@@ -151,27 +149,28 @@ public final class JournalWriter: @unchecked Sendable {
         while true {
             while journalQueue.isEmpty { pthread_cond_wait(journalReady, mutex) }
             let entry = journalQueue.removeFirst()
-            journalBusySince = MonotonicClock.nanos()
-            pthread_mutex_unlock(mutex)
-            let result = Journal.send(entry.fields)
-            pthread_mutex_lock(mutex)
-            journalBusySince = 0
-            if result < 0 {
-                redirectLocked(entry)
-            } else {
-                statistics.journaled += 1
-                if unreported.redirected > 0 || unreported.dropped > 0 {
-                    let summary = lossSummaryLocked(after: entry)
-                    journalBusySince = MonotonicClock.nanos()
-                    pthread_mutex_unlock(mutex)
-                    let sent = Journal.send(summary.fields)
-                    pthread_mutex_lock(mutex)
-                    journalBusySince = 0
-                    if sent >= 0 { statistics.journaled += 1 } else { redirectLocked(summary) }
-                }
+            if sendLocked(entry), unreported.redirected > 0 || unreported.dropped > 0 {
+                sendLocked(lossSummaryLocked(after: entry))
             }
             pthread_cond_broadcast(idle)
         }
+    }
+
+    /// Sends `entry` to journald without holding the lock (the send may block; `journalBusySince`
+    /// tells callers how long), or redirects it to standard error when journald refuses it. Returns whether journald took it.
+    @discardableResult
+    private func sendLocked(_ entry: JournalEntry) -> Bool {
+        journalBusySince = MonotonicClock.nanos()
+        pthread_mutex_unlock(mutex)
+        let result = Journal.send(entry.fields)
+        pthread_mutex_lock(mutex)
+        journalBusySince = 0
+        guard result >= 0 else {
+            enqueueLineLocked(entry, redirected: true)
+            return false
+        }
+        statistics.journaled += 1
+        return true
     }
 
     private func runLineLane() {
@@ -202,7 +201,6 @@ public final class JournalWriter: @unchecked Sendable {
         unreported = (0, 0, 0)
         return summary
     }
-
 
     /// Starts a detached thread running `body`, with every signal blocked (signals are for the
     /// process's own handlers, not for a lane that may sit in a blocking send).

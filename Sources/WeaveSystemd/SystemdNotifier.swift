@@ -19,7 +19,7 @@ public struct SystemdNotifier: Sendable {
 
     /// Asks for `duration` more time to finish starting (or stopping) before systemd gives up.
     public func extendTimeout(by duration: Duration) {
-        notify(["EXTEND_TIMEOUT_USEC=\(duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000)"])
+        notify(["EXTEND_TIMEOUT_USEC=\(duration.totalNanoseconds / 1_000)"])
     }
 
     /// The watchdog interval systemd set for this process (`$WATCHDOG_USEC` with a matching or

@@ -145,7 +145,7 @@ struct HTTPProbe {
             let remaining = limit - ContinuousClock.now
             guard remaining > .zero else { throw .timedOut(what) }
             var descriptor = pollfd(fd: socket, events: events, revents: 0)
-            let milliseconds = Int32(min(remaining.components.seconds * 1_000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1, 60_000))
+            let milliseconds = Int32(min(remaining.totalNanoseconds / 1_000_000 + 1, 60_000))
             let ready = poll(&descriptor, 1, milliseconds)
             if ready > 0 { return }
             if ready < 0 && errno != EINTR { throw .unreachable("poll: \(String(cString: strerror(errno)))") }

@@ -20,7 +20,7 @@ enum Probe {
             case .json:
                 write("{\"status\":\"fail\",\"output\":\(JSONText.quoted(error.description)),\(probeJSON(target, elapsed, exitCode: 1))}\n", to: 1)
             case .nagios:
-                write("WEAVE HEALTH \(nagiosCode == 3 ? "UNKNOWN" : "CRITICAL") - \(error) (\(target)) | 'time'=\(ProbeReport.decimal(elapsed.seconds))s;;;0;\n", to: 1)
+                write("WEAVE HEALTH \(nagiosCode == 3 ? "UNKNOWN" : "CRITICAL") - \(error) (\(target)) | 'time'=\(ProbeReport.decimal(elapsed.totalSeconds))s;;;0;\n", to: 1)
             }
             return options.output == .nagios ? nagiosCode : 1
         }
@@ -97,6 +97,6 @@ enum Probe {
     }
 
     static func probeJSON(_ target: ProbeTarget, _ elapsed: Duration, exitCode: Int32) -> String {
-        "\"probe\":{\"target\":\(JSONText.quoted(target.description)),\"durationSeconds\":\(ProbeReport.decimal(elapsed.seconds)),\"exitCode\":\(exitCode)}"
+        "\"probe\":{\"target\":\(JSONText.quoted(target.description)),\"durationSeconds\":\(ProbeReport.decimal(elapsed.totalSeconds)),\"exitCode\":\(exitCode)}"
     }
 }

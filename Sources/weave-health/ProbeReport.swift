@@ -44,7 +44,7 @@ struct ProbeReport {
     /// then one line per check (long output).
     var nagiosText: String {
         var perfdata = checks.compactMap(Self.perfdata)
-        perfdata.append("'time'=\(Self.decimal(elapsed.seconds))s;;;0;")
+        perfdata.append("'time'=\(Self.decimal(elapsed.totalSeconds))s;;;0;")
         var text = "WEAVE HEALTH \(state.nagiosLabel) - \(summary) | \(perfdata.joined(separator: " "))\n"
         for check in checks {
             text += "[\(check.state.nagiosLabel)] \(check.name)"
@@ -76,7 +76,7 @@ struct ProbeReport {
     /// One line per check, coloured when `color`.
     func humanText(color: Bool) -> String {
         func paint(_ text: String, _ state: CheckResult.State) -> String { color ? state.paint(text) : text }
-        var text = "\(paint(state.word, state)): \(summary) (\(target), \(Self.decimal((elapsed.seconds * 10_000).rounded() / 10)) ms)\n"
+        var text = "\(paint(state.word, state)): \(summary) (\(target), \(Self.decimal((elapsed.totalSeconds * 10_000).rounded() / 10)) ms)\n"
         let width = checks.map(\.name.count).max() ?? 0
         for check in checks {
             let mark = check.state == .pass ? "✔" : check.state == .warn ? "!" : "✘"
@@ -87,10 +87,6 @@ struct ProbeReport {
         }
         return text
     }
-}
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
 
 extension String {

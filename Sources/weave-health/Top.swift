@@ -34,7 +34,8 @@ enum Top {
                 return 0
             }
             write("\u{1B}[H\u{1B}[2J" + table, to: 1)
-            var pause = timespec(tv_sec: Int(interval.components.seconds), tv_nsec: Int(interval.components.attoseconds / 1_000_000_000))
+            let nanoseconds = interval.nonNegativeNanoseconds
+            var pause = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
             var left = timespec()
             while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
         }

@@ -56,7 +56,10 @@ struct ReloadService: Service {
                 continue
             }
             do throws(ConfigurationError) {
-                let configuration = try ConfigurationLoader.load(path: path)
+                // Loading resolves listen hosts and reads the token file: off the task pool.
+                let configuration = try await offThePool {
+                    Result { () throws(ConfigurationError) in try ConfigurationLoader.load(path: path) }
+                }.get()
                 var server = configuration.serverConfiguration(
                     listeners: socketActivated ? router.configuration.listeners : configuration.listeners)
                 // Not in the file: the connection limits the running server was started with.

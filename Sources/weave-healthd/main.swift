@@ -142,7 +142,7 @@ var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
     // then the server fails readiness and drains, then the checks are cancelled.
     .init(service: MonitorService(source: source, lifecycle: lifecycle, reloads: reloads)),
     .init(service: server),
-    .init(service: ReloadService(path: configPath, notifier: notifier, source: source, router: server.router,
+    .init(service: ReloadService(path: configPath, notifier: notifier, source: source, router: router,
                                  socketActivated: !activated.isEmpty, group: group, reloaded: reloadContinuation, logger: logger)),
     .init(service: NotifyService(notifier: notifier, server: server, source: source, lifecycle: lifecycle, group: group,
                                  logger: logger)),

@@ -43,7 +43,7 @@ public final class Container: @unchecked Sendable {
     public init(parent: Container? = nil, instrumented: Bool = true, settings: InstrumentationSettings = .default) {
         self.parent = parent
         self.isInstrumented = instrumented
-        slowThresholdNanos = Atomic(Self.nanoseconds(settings.slowResolutionThreshold))
+        slowThresholdNanos = Atomic(settings.slowResolutionThreshold.nonNegativeNanoseconds)
         logThrottle = LogThrottle(limit: settings.logRateLimit)
         ContainerRegistry.add(self)
     }
@@ -55,13 +55,9 @@ public final class Container: @unchecked Sendable {
                                     logRateLimit: logThrottle.limit)
         }
         set {
-            slowThresholdNanos.store(Self.nanoseconds(newValue.slowResolutionThreshold), ordering: .relaxed)
+            slowThresholdNanos.store(newValue.slowResolutionThreshold.nonNegativeNanoseconds, ordering: .relaxed)
             logThrottle.limit = newValue.logRateLimit
         }
-    }
-
-    private static func nanoseconds(_ duration: Duration) -> UInt64 {
-        UInt64(max(0, duration.totalNanoseconds))
     }
 
     // MARK: Registration

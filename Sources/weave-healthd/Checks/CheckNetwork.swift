@@ -2,20 +2,19 @@ import NIOCore
 import NIOPosix
 import WeaveSupport
 
-/// How checks reach the network: connecting, and network errors in the words an operator reads: `connection refused (127.0.0.1:5432)`, not the
+/// Network errors in the words an operator reads: `connection refused (127.0.0.1:5432)`, not the
 /// library's `NIOConnectionError(… SingleConnectionFailure(…))`.
 enum NetworkFailure {
     static func reason(_ error: any Error, host: String, port: Int) -> String {
         switch error {
         case let error as NIOConnectionError:
             if let failure = error.connectionErrors.first {
-                let address = failure.target.ipAddress.map { $0.contains(":") ? "[\($0)]:\(port)" : "\($0):\(port)" }
-                return "\(cause(failure.error)) (\(address ?? "\(host):\(port)"))"
+                return "\(cause(failure.error)) (\(HostPort.format(host: failure.target.ipAddress ?? host, port: port)))"
             }
             if error.dnsAError != nil || error.dnsAAAAError != nil { return "cannot resolve \(host)" }
             return "cannot connect to \(host):\(port)"
         default:
-            return "\(cause(error)) (\(host):\(port))"
+            return "\(cause(error)) (\(HostPort.format(host: host, port: port)))"
         }
     }
 
@@ -35,6 +34,8 @@ enum NetworkFailure {
         }
     }
 }
+
+// MARK: Connecting
 
 extension ClientBootstrap {
     /// Connects to `host:port`. A numeric address is used as it is: name resolution and Happy

@@ -3,6 +3,7 @@ import WeaveHealth
 
 /// The daemon's own container: unhealthy when resolution errors happened since the last run,
 /// degraded when slow resolutions did.
+///
 /// The check lives inside the container it watches (a singleton there), so it holds the container
 /// weakly: a strong reference would be a cycle, and every reload would leak the old runtime.
 final class ContainerCheck: HealthCheckable {

@@ -1,4 +1,3 @@
-import Dispatch
 import WeaveDI
 import WeaveHealth
 import WeaveSupport
@@ -29,31 +28,25 @@ struct DNSCheck: HealthCheckable {
     }
 
     /// The numeric addresses `host` resolves to, without duplicates, in the resolver's order.
-    /// getaddrinfo blocks, so it runs on a Dispatch thread, never on the event loop or the task
-    /// pool; after the check's timeout the monitor stops waiting, and the thread ends with the
-    /// resolver's own timeout (resolv.conf).
+    /// getaddrinfo blocks, so it runs off the task pool; after the check's timeout the monitor stops
+    /// waiting, and the thread ends with the resolver's own timeout (resolv.conf).
     static func addresses(of host: String) async -> Result<[String], CheckFailure> {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var hints = addrinfo()
-                hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-                var list: UnsafeMutablePointer<addrinfo>?
-                let status = getaddrinfo(host, nil, &hints, &list)
-                guard status == 0 else {
-                    continuation.resume(returning: .failure(CheckFailure(String(cString: gai_strerror(status)))))
-                    return
+        await offThePool {
+            var hints = addrinfo()
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+            var list: UnsafeMutablePointer<addrinfo>?
+            let status = getaddrinfo(host, nil, &hints, &list)
+            guard status == 0 else { return .failure(CheckFailure(String(cString: gai_strerror(status)))) }
+            defer { freeaddrinfo(list) }
+            var addresses: [String] = []
+            var entry = list
+            while let current = entry {
+                if let text = numericHost(current.pointee.ai_addr, current.pointee.ai_addrlen), !addresses.contains(text) {
+                    addresses.append(text)
                 }
-                defer { freeaddrinfo(list) }
-                var addresses: [String] = []
-                var entry = list
-                while let current = entry {
-                    if let text = numericHost(current.pointee.ai_addr, current.pointee.ai_addrlen), !addresses.contains(text) {
-                        addresses.append(text)
-                    }
-                    entry = current.pointee.ai_next
-                }
-                continuation.resume(returning: .success(addresses))
+                entry = current.pointee.ai_next
             }
+            return .success(addresses)
         }
     }
 
