@@ -23,11 +23,13 @@ let package = Package(
     targets: [
         // Package-internal (no product): the helpers every module needs, written once. No dependencies,
         // so the probe can use it and still link neither Foundation nor NIO.
-        .target(name: "WeaveSupport"),
+        .target(name: "WeaveSupport", dependencies: ["CMachine"]),
+        // What Swift cannot say: the futex system call and the CPU's cycle counter (C, no dependencies).
+        .target(name: "CMachine"),
         .target(
             name: "WeaveDI",
             dependencies: [
-                "WeaveSupport",
+                "CMachine", "WeaveSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]

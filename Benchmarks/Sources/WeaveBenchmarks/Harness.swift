@@ -54,27 +54,54 @@ enum Harness {
         benchmark.run(n / 10) // warm-up
         var samples: [Double] = []
         for _ in 0..<repetitions {
-            let took = threads == 1 ? elapsed { benchmark.run(n) } : runConcurrently(threads: threads) { benchmark.run(n) }
+            let took = threads == 1 ? elapsed { benchmark.run(n) } : runConcurrently(threads: threads) { _ in benchmark.run(n) }
             samples.append(nanos(took) / Double(n))
         }
         let median = samples.sorted()[samples.count / 2]
         return Measurement(name: benchmark.name, threads: threads, nanosPerOp: median, samples: samples)
     }
 
+    /// `benchmark` and `base` measured in alternation, `rounds` times each, so that a noisy moment
+    /// of the machine (a shared VM's) hits both: medians of each, and the median of the per-round ratios.
+    static func paired(_ benchmark: BenchmarkCase, against base: BenchmarkCase, threads: Int, rounds: Int = 9)
+        -> (nanosPerOp: Double, baseNanosPerOp: Double, ratio: Double) {
+        let n = calibrate(benchmark)
+        let baseN = calibrate(base)
+        benchmark.run(n / 10)
+        base.run(baseN / 10)
+        func once(_ benchmark: BenchmarkCase, _ n: Int) -> Double {
+            let took = threads == 1 ? elapsed { benchmark.run(n) } : runConcurrently(threads: threads) { _ in benchmark.run(n) }
+            return nanos(took) / Double(n)
+        }
+        var samples: [Double] = []
+        var baseSamples: [Double] = []
+        var ratios: [Double] = []
+        for _ in 0..<rounds {
+            let baseSample = once(base, baseN)
+            let sample = once(benchmark, n)
+            samples.append(sample)
+            baseSamples.append(baseSample)
+            ratios.append(sample / baseSample)
+        }
+        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        return (median(samples), median(baseSamples), median(ratios))
+    }
+
     static func nanos(_ duration: Duration) -> Double {
         Double(duration.components.seconds) * 1e9 + Double(duration.components.attoseconds) / 1e9
     }
 
-    /// Starts `threads` threads that wait at a barrier, then times them all running `body`.
-    static func runConcurrently(threads: Int, _ body: @escaping @Sendable () -> Void) -> Duration {
+    /// Starts `threads` threads that wait at a barrier, then times them all running `body` (given the
+    /// thread's index, 0 to `threads - 1`).
+    static func runConcurrently(threads: Int, _ body: @escaping @Sendable (Int) -> Void) -> Duration {
         let ready = DispatchSemaphore(value: 0)
         let go = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
-        for _ in 0..<threads {
+        for index in 0..<threads {
             let thread = Thread {
                 ready.signal()
                 go.wait()
-                body()
+                body(index)
                 done.signal()
             }
             thread.start()

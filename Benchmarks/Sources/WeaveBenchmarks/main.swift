@@ -95,7 +95,20 @@ func report(_ title: String, _ cases: [BenchmarkCase]) -> [String: Measurement] 
     return results
 }
 
-/// Sections to run: the arguments (`resolve`, `instrumentation`, `render`, `scrape`), or all of them.
+/// `profile CASE`: runs the path case whose name starts with CASE for 5 s on one thread, for `perf record`.
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "profile" {
+    let all = singletonPathCases + wrapperCases + transientPathCases
+    guard let chosen = all.first(where: { $0.name.hasPrefix(CommandLine.arguments[2]) }) else {
+        print("no case starts with \(CommandLine.arguments[2]); cases: \(all.map(\.name))")
+        exit(64)
+    }
+    let n = Harness.calibrate(chosen) * 25
+    print("\(chosen.name): \(format(Harness.nanos(Harness.elapsed { chosen.run(n) }) / Double(n))) ns/op")
+    exit(0)
+}
+
+/// Sections to run: the arguments (`resolve`, `paths`, `oversubscribed`, `instrumentation`, `render`,
+/// `scrape`), or all of them.
 let sections = Set(CommandLine.arguments.dropFirst())
 func runs(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
 
@@ -124,6 +137,39 @@ if runs("resolve") {
     let instrumented = singletons["WeaveDI singleton"]!.nanosPerOp
     let uninstrumented = singletons["WeaveDI singleton, instrumentation off"]!.nanosPerOp
     print("Instrumented ÷ uninstrumented singleton resolve: \(String(format: "%.2f×", instrumented / uninstrumented))")
+}
+
+if runs("paths") {
+    print("\n### Every resolve path (release, instrumented, same run)\n")
+    print("Each row is measured in alternation with its reference, 9 rounds each (~200 ms a round), so that the noise of this shared VM hits both; the ratio is the median of the per-round ratios. References: `container.resolve(Service.self)` for the resolve rows, the holder that resolves in its initializer for the wrapper rows, the heap allocation alone for the transient rows (shown as ns over it).\n")
+    print("| path | 1 thread ns/op | 2 threads ns/op | 1 thread vs reference | 2 threads vs reference |")
+    print("|---|---:|---:|---:|---:|")
+    func row(_ benchmark: BenchmarkCase, against base: BenchmarkCase, overhead: Bool = false) {
+        let one = Harness.paired(benchmark, against: base, threads: 1)
+        let two = Harness.paired(benchmark, against: base, threads: 2)
+        func compare(_ result: (nanosPerOp: Double, baseNanosPerOp: Double, ratio: Double)) -> String {
+            overhead ? "+\(format(result.nanosPerOp - result.baseNanosPerOp)) ns" : String(format: "%.2f×", result.ratio)
+        }
+        print("| \(benchmark.name) | \(format(one.nanosPerOp)) | \(format(two.nanosPerOp)) | \(compare(one)) | \(compare(two)) |")
+        fflush(nil)
+    }
+    for benchmark in singletonPathCases { row(benchmark, against: singletonPathCases[0]) }
+    for benchmark in wrapperCases.dropFirst() { row(benchmark, against: wrapperCases[0]) }
+    for benchmark in transientPathCases.dropFirst() { row(benchmark, against: transientPathCases[0], overhead: true) }
+}
+
+if runs("oversubscribed") {
+    let result = OversubscribedBenchmark.run()
+    print("\n### Oversubscribed: \(result.threads) threads resolving on \(ProcessInfo.processInfo.activeProcessorCount) cores for \(String(format: "%.1f", result.seconds)) s\n")
+    print("Mixed singleton, transient, named singleton and named transient resolves, each timed; \(result.registrations) registrations meanwhile (one a millisecond).\n")
+    print("| samples | resolves | p50 | p99.9 | p99.99 | max |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for (label, distribution) in [("windows without an involuntary context switch", result.clean), ("all, preempted windows included", result.all)] {
+        print("| \(label) | \(distribution.total) | \(distribution.quantile(0.5)) ns | \(distribution.quantile(0.999)) ns | " +
+              "\(format(Double(distribution.quantile(0.9999)) / 1000)) µs | \(format(Double(distribution.maximum) / 1000)) µs |")
+    }
+    print("\n\(result.preemptedWindows) of \(result.windows) windows of 64 resolves were preempted. " +
+          "Slow resolutions counted at the 10 ms threshold: \(result.slowResolutions).")
 }
 
 if runs("instrumentation") {

@@ -32,7 +32,7 @@ extension Container {
         }
         if let dependent = stack.last { recordEdge(from: dependent, to: key) }
         let make: @Sendable () async throws -> HandOff<T> = { [self] in
-            let start = MonotonicClock.nanos()
+            let start = clock.now()
             let made = try await Container.$asyncStack.withValue(stack + [key]) { HandOff(value: try await factory()) }
             if isInstrumented {
                 recordTiming(index: registration.index, start: start, histogram: StatsField.factoryLatency, created: true,

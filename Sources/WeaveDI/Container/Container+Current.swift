@@ -1,11 +1,47 @@
+import Synchronization
 
-private let liveContainer = Locked(Container())
+/// `Container.live` and a generation that changes with every assignment, under one mutex.
+private let liveContainer = Locked((container: Container(), generation: UInt64(1)))
+/// `liveContainer`'s generation, readable without its mutex: a thread compares it with the
+/// generation of the container it cached (`ThreadFrame.live`) and reads the mutex only when it moved.
+@usableFromInline let liveGeneration = Atomic<UInt64>(1)
+/// Set once a task has overridden the container (`withContainer`); until then no task has an
+/// override, and `Container.current` skips the task-local read. Never cleared: a task created in
+/// an override's scope may outlive it.
+@usableFromInline let containerOverridden = Atomic<Bool>(false)
 
 extension Container {
     /// The process-wide container. Replace it, for example in tests, by assigning a new one.
+    ///
+    /// Each thread that resolves through `UnifiedDI` or a property wrapper keeps a reference to the
+    /// live container it last used, so a replaced container is released once each of those threads
+    /// has resolved again (or exited).
     public static var live: Container {
-        get { liveContainer.withLock { $0 } }
-        set { liveContainer.withLock { $0 = newValue } }
+        get { withLive { $0 } }
+        set {
+            liveContainer.withLock { live in
+                live = (newValue, live.generation &+ 1)
+                liveGeneration.store(live.generation, ordering: .releasing)
+            }
+        }
+    }
+
+    /// Runs `body` with `live`, without a lock or reference counting when this thread's cached
+    /// container is still the live one.
+    @inlinable @inline(__always)
+    static func withLive<R>(_ body: (Container) -> R) -> R {
+        let frame = ThreadFrame.current
+        if frame.pointee.liveGeneration != liveGeneration.load(ordering: .acquiring) { refreshLive(frame) }
+        return frame.pointee.live.unsafelyUnwrapped._withUnsafeGuaranteedRef(body)
+    }
+
+    /// Caches the live container (retained) and its generation in the thread's frame.
+    @usableFromInline @inline(never)
+    static func refreshLive(_ frame: UnsafeMutablePointer<ThreadFrame>) {
+        let (container, generation) = liveContainer.withLock { $0 }
+        frame.pointee.live?.release()
+        frame.pointee.live = .passRetained(container)
+        frame.pointee.liveGeneration = generation
     }
 
     /// The container that overrides `live` in the current task, set by `withContainer(_:operation:)`.
@@ -13,8 +49,19 @@ extension Container {
 
     /// The container property wrappers and `UnifiedDI` use: the task's override if there is one, else `live`.
     public static var current: Container {
-        override ?? live
+        withCurrent { $0 }
     }
+
+    /// Runs `body` with `current`; without a task-local read until some task has overridden the
+    /// container, and without a lock or reference counting for `live` (see `withLive`).
+    @inlinable @inline(__always)
+    static func withCurrent<R>(_ body: (Container) -> R) -> R {
+        if containerOverridden.load(ordering: .relaxed), let override = currentOverride() { return body(override) }
+        return withLive(body)
+    }
+
+    @usableFromInline
+    static func currentOverride() -> Container? { override }
 
     /// Configures a new container with `configure` and then makes it `live`, so no resolve sees it
     /// half-built. It keeps the instrumentation settings of the container it replaces.
@@ -32,10 +79,12 @@ extension Container {
 public func withContainer<R>(
     _ container: Container, isolation: isolated (any Actor)? = #isolation, operation: () async throws -> R
 ) async rethrows -> R {
-    try await Container.$override.withValue(container, operation: operation, isolation: isolation)
+    containerOverridden.store(true, ordering: .relaxed)
+    return try await Container.$override.withValue(container, operation: operation, isolation: isolation)
 }
 
 /// Runs `operation` with `container` as `Container.current` on this thread's task context.
 public func withContainer<R>(_ container: Container, operation: () throws -> R) rethrows -> R {
-    try Container.$override.withValue(container, operation: operation)
+    containerOverridden.store(true, ordering: .relaxed)
+    return try Container.$override.withValue(container, operation: operation)
 }

@@ -29,6 +29,8 @@ public final class Container: @unchecked Sendable {
     /// Whether resolves are timed (factory runs always, cached hits one in `hitSamplingInterval`)
     /// and slow resolutions reported. Counts are kept either way.
     public let isInstrumented: Bool
+    /// The clock timed resolves read, kept here so the hot path need not check it was calibrated.
+    @usableFromInline let clock: IntervalClock.Calibration
     /// `instrumentationSettings.slowResolutionThreshold` in nanoseconds, read on every timed resolve.
     @usableFromInline let slowThresholdNanos: Atomic<UInt64>
     /// This container's log rate limit for slow-resolution and resolution-error records.
@@ -45,6 +47,8 @@ public final class Container: @unchecked Sendable {
         self.isInstrumented = instrumented
         slowThresholdNanos = Atomic(settings.slowResolutionThreshold.nonNegativeNanoseconds)
         logThrottle = LogThrottle(limit: settings.logRateLimit)
+        // The clock's calibration (2 ms, once per process) is paid here rather than in a first resolve.
+        clock = IntervalClock.calibration
         ContainerRegistry.add(self)
     }
 
@@ -120,32 +124,116 @@ public final class Container: @unchecked Sendable {
     /// The service registered for `type`, or `nil` when it is not registered or its factory failed.
     @inlinable
     public func resolve<T>(_ type: T.Type = T.self) -> T? {
-        // Hot path, inlined into the caller and specialized: one shard lock, one probe, no
-        // reference counting but the returned instance's (and a transient factory's registration).
+        do { return try resolveFast(type, name: nil) } catch { report(error); return nil }
+    }
+
+    /// The service registered for `type` under `name`, or `nil`.
+    @inlinable
+    public func resolve<T>(_ name: String, _ type: T.Type = T.self) -> T? {
+        do { return try resolveFast(type, name: name) } catch { report(error); return nil }
+    }
+
+    /// The service registered for `type`, or `defaultValue()` when there is none.
+    @inlinable
+    public func resolve<T>(_ type: T.Type = T.self, default defaultValue: @autoclosure () -> T) -> T {
+        resolve(type) ?? defaultValue()
+    }
+
+    /// The service registered for `type`; traps with a diagnostic naming the type (and near names) otherwise.
+    @inlinable
+    public func requireResolve<T>(_ type: T.Type = T.self) -> T {
+        do { return try resolveFast(type, name: nil) } catch { Self.requireFailed(error) }
+    }
+
+    /// The service registered for `type`, or a `ResolutionError` saying why not.
+    @inlinable
+    public func resolveThrows<T>(_ type: T.Type = T.self) throws(ResolutionError) -> T {
+        try resolveFast(type, name: nil)
+    }
+
+    /// The service registered for `type` under `name`, or a `ResolutionError` saying why not.
+    @inlinable
+    public func resolveThrows<T>(_ name: String, _ type: T.Type = T.self) throws(ResolutionError) -> T {
+        try resolveFast(type, name: name)
+    }
+
+    /// The service made by the argument factory of `type`, or `nil` (argument of the wrong type included).
+    @inlinable
+    public func resolve<T, Arg>(_ type: T.Type = T.self, argument: Arg) -> T? {
         let thread = ThreadFrame.current
-        if isInstrumented && thread.pointee.sampleHit() { return resolveSampled(type) }
-        let found = lock.withReadLock(shard: thread.pointee.shard) { shard -> FastLookup<T> in
-            guard let found = table.unnamed.pointee.lookup(ObjectIdentifier(type)) else { return .miss }
-            return found._withUnsafeGuaranteedRef { registration in
-                shard.counters.pointee.countHit(registration.index)
+        let id = ObjectIdentifier(type)
+        let found = lock.withReadLock(shard: thread.pointee.shard) { _ -> Registration<T>? in
+            guard let slot = table.unnamed.pointee.lookup(id) else { return nil }
+            return slot._withUnsafeGuaranteedRef { registration in
                 // Safe: every registration under the identity of `T` is a `Registration<T>`.
                 let typed = unsafeDowncast(registration, to: Registration<T>.self)
-                if let instance = typed.instanceSlot.pointee { return .instance(instance) }
-                if typed.scope == .transient, case .sync(let factory) = typed.maker {
-                    return .transient(typed, factory)
+                guard case .argument(let factory, _) = typed.maker, factory.argumentType == ObjectIdentifier(Arg.self) else {
+                    return nil
                 }
+                return typed // counted with its timing, in `run`
+            }
+        }
+        do {
+            guard let found, case .argument(let factory, _) = found.maker else {
+                return try resolveValue(type, argument: argument) // misses and mismatches: counted and reported there
+            }
+            // Safe: the factory's argument type is `Arg` (checked above), and it makes a `T`.
+            let typed = unsafeDowncast(factory, to: ArgumentFactory<Arg, T>.self)
+            return try run(found, frame: thread, counted: false) { typed.make(argument) }
+        } catch {
+            report(error)
+            return nil
+        }
+    }
+
+    /// The service registered for `type`, running an async factory if that is what it has.
+    ///
+    /// Inside async functions Swift prefers this overload, so `container.resolve(T.self)` there is
+    /// `try await` and throws; write `try? await` for the optional behaviour.
+    public func resolve<T>(_ type: T.Type = T.self) async throws(ResolutionError) -> T {
+        try await resolveAsync(type)
+    }
+
+    /// Every synchronous resolve by key. Inlined into the caller and specialized: one shard lock,
+    /// one probe, no reference counting but the returned instance's (and a transient factory's
+    /// registration). Shared instances not made yet, parents, errors and resolves inside a factory
+    /// (which record a dependency edge) take `resolveValue`.
+    @inlinable @inline(__always)
+    func resolveFast<T>(_ type: T.Type, name: String?) throws(ResolutionError) -> T {
+        let thread = ThreadFrame.current
+        if isInstrumented && thread.pointee.sampleHit() { return try resolveSampled(type, name: name) }
+        let id = ObjectIdentifier(type)
+        let hash = name.map { KeyHash.of(id, name: $0) } ?? 0
+        let found = lock.withReadLock(shard: thread.pointee.shard) { shard -> FastLookup<T> in
+            let slot: Unmanaged<AnyRegistration>?
+            if let name {
+                slot = table.named.pointee.lookup(id, name: name, hash: hash)
+            } else {
+                slot = table.unnamed.pointee.lookup(id)
+            }
+            guard let slot else { return .miss }
+            return slot._withUnsafeGuaranteedRef { registration in
+                // Safe: every registration under the identity of `T` is a `Registration<T>`.
+                let typed = unsafeDowncast(registration, to: Registration<T>.self)
+                // Counted with its timing, under one lock (`run`).
+                if typed.scope == .transient, case .sync = typed.maker { return .transient(typed) }
+                shard.counters.pointee.countHit(registration.index)
+                if let instance = typed.instanceSlot.pointee { return .instance(instance) }
                 return .other
             }
         }
         switch found {
         case .instance(let instance) where !thread.pointee.insideFactory:
             return instance
-        case .transient(let registration, let factory):
-            do { return try run(registration, frame: thread, factory) } catch { report(error); return nil }
+        case .transient(let registration):
+            return try run(registration, frame: thread, counted: false) { () -> T in
+                guard case .sync(let factory) = registration.maker else { preconditionFailure("checked under the lock") }
+                return factory()
+            }
         case .miss:
-            return resolveOptional(type, counted: false)
+            return try resolveValue(type, name: name, counted: false)
         case .instance, .other:
-            return resolveOptional(type, counted: true)
+            return try resolveValue(type, name: name, counted: true)
         }
     }
 
@@ -153,32 +241,44 @@ public final class Container: @unchecked Sendable {
     @usableFromInline
     enum FastLookup<T> {
         case instance(T)
-        case transient(Registration<T>, @Sendable () -> T)
+        case transient(Registration<T>)
         case other
         case miss
     }
 
-    /// `resolve(_:)` with its duration measured, for the sampled cached-hit histogram.
-    @usableFromInline @inline(never)
-    func resolveSampled<T>(_ type: T.Type) -> T? {
-        let start = MonotonicClock.nanos()
-        let found = lookup(type, name: nil)
-        if case .instance(let instance, let index) = found, !ThreadFrame.current.pointee.insideFactory {
-            recordTiming(index: index, start: start, histogram: StatsField.hitLatency, service: RegistrationKey(type, name: nil).description)
-            return instance
-        }
-        if case .missing = found { return resolveOptional(type, counted: false) }
-        return resolveOptional(type, counted: true)
+    /// `requireResolve`'s trap, out of line.
+    @usableFromInline
+    static func requireFailed(_ error: ResolutionError) -> Never {
+        preconditionFailure("WeaveDI: \(error)")
     }
 
-    /// Records the time since `start` in a histogram of the registration at `index`, and reports it
-    /// if it passed the slow-resolution threshold.
+    /// A resolve with its duration measured, for the sampled cached-hit histogram.
+    @usableFromInline @inline(never)
+    func resolveSampled<T>(_ type: T.Type, name: String?) throws(ResolutionError) -> T {
+        let start = clock.now()
+        let found = lookup(type, name: name)
+        if case .instance(let instance, let registration) = found, !ThreadFrame.current.pointee.insideFactory {
+            recordTiming(index: registration.index, start: start, histogram: StatsField.hitLatency, service: registration.key.description)
+            return instance
+        }
+        if case .missing = found { return try resolveValue(type, name: name, counted: false) }
+        return try resolveValue(type, name: name, counted: true)
+    }
+
+    /// Records the time since `start` (an `IntervalClock` reading) in a histogram of the
+    /// registration at `index`, and reports it if it passed the slow-resolution threshold.
+    /// `countResolution`: count the resolve too (the transient fast path counts it here, under the
+    /// same lock).
     @usableFromInline
-    func recordTiming(index: Int, start: UInt64, histogram: Int, created: Bool = false, service: @autoclosure () -> String) {
-        let nanos = MonotonicClock.nanos() &- start
+    func recordTiming(
+        index: Int, start: UInt64, histogram: Int, created: Bool = false, countResolution: Bool = false,
+        frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current, service: @autoclosure () -> String
+    ) {
+        let nanos = clock.nanoseconds(clock.now() &- start)
         let threshold = slowThresholdNanos.load(ordering: .relaxed)
         let slow = nanos > threshold
-        lock.withReadLock { shard in
+        lock.withReadLock(shard: frame.pointee.shard) { shard in
+            if countResolution { shard.counters.pointee.countHit(index) }
             shard.counters.pointee.observe(nanos: nanos, histogram: histogram, index: index)
             if created { shard.counters.pointee.add(1, at: StatsField.instancesCreated, index: index) }
             if slow { shard.counters.pointee.add(1, at: StatsField.slowResolutions, index: index) }
@@ -210,52 +310,6 @@ public final class Container: @unchecked Sendable {
         return error
     }
 
-    /// The rest of `resolve(_:)`: factories, parents, errors.
-    @usableFromInline @inline(never)
-    func resolveOptional<T>(_ type: T.Type, counted: Bool) -> T? {
-        do { return try resolveValue(type, name: nil, counted: counted) } catch { report(error); return nil }
-    }
-
-    /// The service registered for `type` under `name`, or `nil`.
-    public func resolve<T>(_ name: String, _ type: T.Type = T.self) -> T? {
-        do { return try resolveValue(type, name: name) } catch { report(error); return nil }
-    }
-
-    /// The service registered for `type`, or `defaultValue()` when there is none.
-    public func resolve<T>(_ type: T.Type = T.self, default defaultValue: @autoclosure () -> T) -> T {
-        resolve(type) ?? defaultValue()
-    }
-
-    /// The service registered for `type`; traps with a diagnostic naming the type (and near names) otherwise.
-    public func requireResolve<T>(_ type: T.Type = T.self) -> T {
-        do { return try resolveValue(type, name: nil) } catch {
-            preconditionFailure("WeaveDI: \(error)")
-        }
-    }
-
-    /// The service registered for `type`, or a `ResolutionError` saying why not.
-    public func resolveThrows<T>(_ type: T.Type = T.self) throws(ResolutionError) -> T {
-        try resolveValue(type, name: nil)
-    }
-
-    /// The service registered for `type` under `name`, or a `ResolutionError` saying why not.
-    public func resolveThrows<T>(_ name: String, _ type: T.Type = T.self) throws(ResolutionError) -> T {
-        try resolveValue(type, name: name)
-    }
-
-    /// The service made by the argument factory of `type`, or `nil` (argument of the wrong type included).
-    public func resolve<T, Arg>(_ type: T.Type = T.self, argument: Arg) -> T? {
-        do { return try resolveValue(type, argument: argument) } catch { report(error); return nil }
-    }
-
-    /// The service registered for `type`, running an async factory if that is what it has.
-    ///
-    /// Inside async functions Swift prefers this overload, so `container.resolve(T.self)` there is
-    /// `try await` and throws; write `try? await` for the optional behaviour.
-    public func resolve<T>(_ type: T.Type = T.self) async throws(ResolutionError) -> T {
-        try await resolveAsync(type)
-    }
-
     /// Drops every `.cached` instance; the next resolve makes a new one. Returns how many were dropped.
     @discardableResult
     public func evictCached() -> Int {
@@ -283,22 +337,28 @@ public final class Container: @unchecked Sendable {
 
     // MARK: Internals
 
-    /// The outcome of a look-up under the read lock; an instance comes with its registration's index.
+    /// The outcome of a look-up under the read lock; an instance comes with its registration.
     enum Lookup<T> {
-        case instance(T, index: Int)
+        case instance(T, Registration<T>)
         case registration(Registration<T>)
         case missing
     }
 
     func lookup<T>(_ type: T.Type, name: String?, count: Bool = true) -> Lookup<T> {
-        let key = name.map { RegistrationKey(type, name: $0) }
+        let id = ObjectIdentifier(type)
+        let hash = name.map { KeyHash.of(id, name: $0) } ?? 0
         return lock.withReadLock { shard in
-            let found = key.map(table.lookup) ?? table.unnamed.pointee.lookup(ObjectIdentifier(type))?.takeUnretainedValue()
-            guard let found else { return .missing }
+            let slot: Unmanaged<AnyRegistration>?
+            if let name {
+                slot = table.named.pointee.lookup(id, name: name, hash: hash)
+            } else {
+                slot = table.unnamed.pointee.lookup(id)
+            }
+            guard let found = slot?.takeUnretainedValue() else { return .missing }
             if count { shard.counters.pointee.countHit(found.index) }
             // Safe: every registration under the identity of `T` is a `Registration<T>`.
             let registration = unsafeDowncast(found, to: Registration<T>.self)
-            if let instance = registration.instance { return .instance(instance, index: registration.index) }
+            if let instance = registration.instance { return .instance(instance, registration) }
             return .registration(registration)
         }
     }
@@ -322,12 +382,14 @@ public final class Container: @unchecked Sendable {
         }
     }
 
+    /// The rest of a resolve by key: factories, parents, errors, dependency edges.
+    @usableFromInline @inline(never)
     func resolveValue<T>(_ type: T.Type, name: String?, counted: Bool = false) throws(ResolutionError) -> T {
         let (owner, found) = try find(type, name: name, counted: counted)
         switch found {
-        case .instance(let instance, _):
+        case .instance(let instance, let registration):
             if let dependent = ThreadFrame.current.pointee.innermost {
-                recordEdge(from: dependent.takeUnretainedValue().key, to: RegistrationKey(type, name: name))
+                recordEdge(from: dependent.takeUnretainedValue().key, to: registration.key)
             }
             return instance
         case .registration(let registration):
@@ -337,22 +399,25 @@ public final class Container: @unchecked Sendable {
         }
     }
 
+    @usableFromInline
     func resolveValue<T, Arg>(_ type: T.Type, argument: Arg) throws(ResolutionError) -> T {
         let (_, found) = try find(type, name: nil)
         guard case .registration(let registration) = found,
               case .argument(let factory, let expected) = registration.maker else {
             let index: Int? = switch found {
-            case .instance(_, let index): index
+            case .instance(_, let registration): registration.index
             case .registration(let registration): registration.index
             case .missing: nil
             }
             throw failed(.argumentMismatch(type: String(describing: type), expected: "no argument",
                                            actual: "an argument of type \(Arg.self)"), index: index)
         }
-        guard let typed = factory as? ArgumentFactory<Arg, T> else {
+        guard factory.argumentType == ObjectIdentifier(Arg.self) else {
             throw failed(.argumentMismatch(type: registration.key.description, expected: "an argument of type \(expected)",
                                            actual: "an argument of type \(Arg.self)"), index: registration.index)
         }
+        // Safe: the factory's argument type is `Arg`, and its value type is `T` (it is filed under `T`).
+        let typed = unsafeDowncast(factory, to: ArgumentFactory<Arg, T>.self)
         return try run(registration) { typed.make(argument) }
     }
 
@@ -408,28 +473,45 @@ public final class Container: @unchecked Sendable {
 
     /// Runs a factory with cycle detection and dependency-edge recording on this thread's stack.
     /// Generic over the factory's error, so a non-throwing factory (`Never`) pays for no catch.
+    /// `counted: false`: the resolve is not counted yet; it is counted with the factory's timing.
     @inlinable
     func run<T, Failure: Error>(
         _ registration: AnyRegistration, frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current,
-        _ make: () throws(Failure) -> T
+        counted: Bool = true, _ make: () throws(Failure) -> T
     ) throws(ResolutionError) -> T {
-        try checkCycle(registration, frame: frame)
-        if let dependent = frame.pointee.innermost { recordEdge(from: dependent, to: registration) }
+        if frame.pointee.insideFactory {
+            do {
+                try checkCycle(registration, frame: frame)
+            } catch {
+                if !counted { countResolution(registration.index) }
+                throw error
+            }
+            recordEdge(from: frame.pointee.innermost.unsafelyUnwrapped, to: registration)
+        }
         frame.pointee.push(registration) // `registration` is alive for the whole call
         defer { frame.pointee.pop() }
-        let start = isInstrumented ? MonotonicClock.nanos() : 0
+        let start = isInstrumented ? clock.now() : 0
         let made: T
         do {
             made = try make()
         } catch {
+            if !counted { countResolution(registration.index) }
             if let error = error as? ResolutionError { throw error }
             throw failed(.factoryFailed(type: registration.key.description, underlying: error), index: registration.index)
         }
         if isInstrumented {
             recordTiming(index: registration.index, start: start, histogram: StatsField.factoryLatency, created: true,
-                         service: registration.key.description)
+                         countResolution: !counted, frame: frame, service: registration.key.description)
+        } else if !counted {
+            countResolution(registration.index)
         }
         return made
+    }
+
+    /// Counts one resolve of the registration at `index`.
+    @usableFromInline
+    func countResolution(_ index: Int) {
+        lock.withReadLock { shard in shard.counters.pointee.countHit(index) }
     }
 
     /// Throws `.cycle` when `registration`'s key is already being made on this thread.

@@ -16,28 +16,33 @@ public enum UnifiedDI {
     }
 
     /// The service registered for `type`, or `nil`.
+    @inlinable
     public static func resolve<T>(_ type: T.Type = T.self) -> T? {
-        Container.current.resolve(type)
+        Container.withCurrent { $0.resolve(type) }
     }
 
     /// The service registered for `type` under `name`, or `nil`.
+    @inlinable
     public static func resolve<T>(_ name: String, _ type: T.Type = T.self) -> T? {
-        Container.current.resolve(name, type)
+        Container.withCurrent { $0.resolve(name, type) }
     }
 
     /// The service registered for `type`, or `defaultValue()`.
+    @inlinable
     public static func resolve<T>(_ type: T.Type = T.self, default defaultValue: @autoclosure () -> T) -> T {
-        Container.current.resolve(type) ?? defaultValue()
+        resolve(type) ?? defaultValue()
     }
 
     /// The service registered for `type`; traps with a diagnostic otherwise.
+    @inlinable
     public static func requireResolve<T>(_ type: T.Type = T.self) -> T {
-        Container.current.requireResolve(type)
+        Container.withCurrent { $0.requireResolve(type) }
     }
 
     /// The service registered for `type`, or a `ResolutionError`.
+    @inlinable
     public static func resolveThrows<T>(_ type: T.Type = T.self) throws(ResolutionError) -> T {
-        try Container.current.resolveThrows(type)
+        try Container.withCurrent { container in Result { () throws(ResolutionError) in try container.resolveThrows(type) } }.get()
     }
 
     /// Removes every registration of the current container.

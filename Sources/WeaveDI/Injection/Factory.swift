@@ -4,9 +4,11 @@
 ///     @Factory var request: RequestBuilder
 @propertyWrapper
 public struct Factory<T>: Sendable {
+    @inlinable
     public init() {}
 
+    @inlinable
     public var wrappedValue: T {
-        Container.current.requireResolve(T.self)
+        Container.withCurrent { $0.requireResolve(T.self) }
     }
 }

@@ -3,17 +3,28 @@
 ///     @Inject var repository: UserRepository?
 @propertyWrapper
 public struct Inject<T>: Sendable {
-    private let storage: LazyResolution<T>
+    @usableFromInline let name: String?
+    @usableFromInline let storage = LazyValue<T>()
 
     /// Resolves the type's default registration.
+    @inlinable
     public init() {
-        storage = LazyResolution { $0.resolve(T.self) }
+        name = nil
     }
 
     /// Resolves the registration named `name`.
+    @inlinable
     public init(_ name: String) {
-        storage = LazyResolution { $0.resolve(name, T.self) }
+        self.name = name
     }
 
-    public var wrappedValue: T? { storage.value() }
+    @inlinable
+    public var wrappedValue: T? {
+        if let kept = storage.kept { return kept }
+        let resolved = Container.withCurrent { container in
+            if let name { return container.resolve(name, T.self) }
+            return container.resolve(T.self)
+        }
+        return resolved.map(storage.keep)
+    }
 }

@@ -5,26 +5,37 @@
 ///     @Injected(\.clock) var clock                  // through an InjectedKey
 @propertyWrapper
 public struct Injected<Value>: Sendable {
-    private let storage: LazyResolution<Value>
+    /// Set for `init(_:)` with a key path; otherwise `fromContainer` resolves.
+    @usableFromInline let keyPath: (KeyPath<InjectedValues, Value> & Sendable)?
+    @usableFromInline let fromContainer: (@Sendable (Container) -> Value)?
+    @usableFromInline let storage = LazyValue<Value>()
 
     /// Resolves the wrapped type of the optional property from the current container.
+    @inlinable
     public init() where Value: InjectableOptional {
-        storage = LazyResolution { container in Value.resolved(from: container) }
+        keyPath = nil
+        fromContainer = { Value.resolved(from: $0) }
     }
 
     /// Resolves the concrete type `type`; the property is `T?`.
+    @inlinable
     public init<T>(_ type: T.Type) where Value == T? {
-        storage = LazyResolution { container in .some(container.resolve(type)) }
+        keyPath = nil
+        fromContainer = { $0.resolve(T.self) }
     }
 
     /// Reads `keyPath` from the task's `InjectedValues`.
+    @inlinable
     public init(_ keyPath: KeyPath<InjectedValues, Value> & Sendable) {
-        storage = LazyResolution { _ in InjectedValues.current[keyPath: keyPath] }
+        self.keyPath = keyPath
+        fromContainer = nil
     }
 
+    @inlinable
     public var wrappedValue: Value {
-        // Every resolver above returns a value (possibly an Optional's nil), so this never traps.
-        storage.value()!
+        if let kept = storage.kept { return kept }
+        if let keyPath { return storage.keep(InjectedValues.current[keyPath: keyPath]) }
+        return storage.keep(Container.withCurrent(fromContainer.unsafelyUnwrapped))
     }
 }
 
@@ -35,6 +46,7 @@ public protocol InjectableOptional: SendableMetatype {
 }
 
 extension Optional: InjectableOptional {
+    @inlinable
     public static func resolved(from container: Container) -> Self {
         container.resolve(Wrapped.self)
     }

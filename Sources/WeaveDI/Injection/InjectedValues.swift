@@ -1,3 +1,5 @@
+import Synchronization
+
 
 /// The values reached through `InjectedKey`s. Extend it with computed properties:
 ///
@@ -8,36 +10,49 @@
 ///         }
 ///     }
 public struct InjectedValues: Sendable {
-    private var overrides: [ObjectIdentifier: any Sendable] = [:]
+    /// The values set in this task, by key identity: few, so a linear scan beats hashing.
+    private var overrides: [(key: ObjectIdentifier, box: AnyObject & Sendable)] = []
 
     public init() {}
 
     /// The value for `key`: an override set in this task, else the key's default for the execution context.
     public subscript<K: InjectedKey>(key: K.Type) -> K.Value {
         get {
-            if let value = overrides[ObjectIdentifier(key)] as? K.Value { return value }
-            return InjectedValues.defaultValue(for: key)
+            let id = ObjectIdentifier(key)
+            for entry in overrides where entry.key == id {
+                // Safe: the box under `K`'s identity was made by this subscript's setter for `K`.
+                return unsafeDowncast(entry.box, to: InjectedBox<K.Value>.self).value
+            }
+            return InjectedDefaults.value(for: key)
         }
-        set { overrides[ObjectIdentifier(key)] = newValue }
+        set {
+            let id = ObjectIdentifier(key)
+            let box = InjectedBox(newValue)
+            if let index = overrides.firstIndex(where: { $0.key == id }) {
+                overrides[index].box = box
+            } else {
+                overrides.append((id, box))
+            }
+        }
     }
 
-    /// The values in effect for the current task.
-    public static var current: InjectedValues { taskValues }
+    /// The values in effect for the current task. Until some task sets values
+    /// (`withInjectedValues`), none has any, and this skips the task-local read.
+    public static var current: InjectedValues {
+        injectedValuesSet.load(ordering: .relaxed) ? taskValues : InjectedValues()
+    }
 
     @TaskLocal static var taskValues = InjectedValues()
+}
 
-    private static let defaults = Locked<[ObjectIdentifier: any Sendable]>([:])
+/// Set once a task has set `InjectedValues`; never cleared (a task created in the scope may outlive it).
+let injectedValuesSet = Atomic<Bool>(false)
 
-    /// A key's `liveValue` or `testValue`, computed once per process and then reused.
-    private static func defaultValue<K: InjectedKey>(for key: K.Type) -> K.Value {
-        if let cached = defaults.withLock({ $0[ObjectIdentifier(key)] }) as? K.Value { return cached }
-        let value = ExecutionContext.current == .test ? K.testValue : K.liveValue
-        return defaults.withLock { cache in
-            if let raced = cache[ObjectIdentifier(key)] as? K.Value { return raced }
-            cache[ObjectIdentifier(key)] = value
-            return value
-        }
-    }
+/// An `InjectedKey`'s value, boxed so a reader downcasts it instead of casting dynamically.
+final class InjectedBox<Value>: @unchecked Sendable {
+    // @unchecked: immutable; an `InjectedKey`'s value is Sendable.
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 /// Runs `operation` with the values `update` sets, for this task and the tasks it creates.
@@ -46,6 +61,7 @@ public func withInjectedValues<R>(
     isolation: isolated (any Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
+    injectedValuesSet.store(true, ordering: .relaxed)
     var values = InjectedValues.taskValues
     try update(&values)
     return try await InjectedValues.$taskValues.withValue(values, operation: operation, isolation: isolation)
@@ -53,6 +69,7 @@ public func withInjectedValues<R>(
 
 /// Runs `operation` synchronously with the values `update` sets.
 public func withInjectedValues<R>(_ update: (inout InjectedValues) throws -> Void, operation: () throws -> R) rethrows -> R {
+    injectedValuesSet.store(true, ordering: .relaxed)
     var values = InjectedValues.taskValues
     try update(&values)
     return try InjectedValues.$taskValues.withValue(values, operation: operation)

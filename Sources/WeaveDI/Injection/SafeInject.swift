@@ -4,13 +4,16 @@
 ///     let value = try store.getValue()   // throws ResolutionError.notRegistered naming Store
 @propertyWrapper
 public struct SafeInject<T>: Sendable {
-    private let storage: LazyResolution<T>
+    @usableFromInline let storage = LazyValue<T>()
 
-    public init() {
-        storage = LazyResolution { $0.resolve(T.self) }
+    @inlinable
+    public init() {}
+
+    @inlinable
+    public var wrappedValue: T? {
+        if let kept = storage.kept { return kept }
+        return Container.withCurrent { $0.resolve(T.self) }.map(storage.keep)
     }
-
-    public var wrappedValue: T? { storage.value() }
 }
 
 extension Optional {

@@ -8,8 +8,10 @@ enum StatsField {
     @usableFromInline static let slowResolutions = 6
     /// A histogram: `LatencyBuckets.count` bucket counts, then the sum of nanoseconds.
     @usableFromInline static let hitLatency = 7
-    @usableFromInline static let factoryLatency = hitLatency + LatencyBuckets.count + 1
-    @usableFromInline static let wordsPerKey = factoryLatency + LatencyBuckets.count + 1
+    // Computed, so the hot path folds them to constants (a `static let` of an expression is reached
+    // through a `swift_once` check from other modules).
+    @inlinable static var factoryLatency: Int { hitLatency + LatencyBuckets.count + 1 }
+    @inlinable static var wordsPerKey: Int { factoryLatency + LatencyBuckets.count + 1 }
 }
 
 /// The latency histogram's upper bounds, 1 µs to 10 s; the last bucket is +Inf.
@@ -26,6 +28,7 @@ public enum LatencyBuckets {
     public static let boundsSeconds: [Double] = boundsNanos.map { Double($0) / 1e9 }
 
     static func index(ofNanos nanos: UInt64) -> Int {
+        if nanos <= 1_000 { return 0 } // most resolves: no walk through the bounds
         var index = 0
         while index < boundsNanos.count && nanos > boundsNanos[index] { index += 1 }
         return index

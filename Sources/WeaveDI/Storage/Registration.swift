@@ -8,6 +8,8 @@ class AnyRegistration: @unchecked Sendable {
     @usableFromInline let key: RegistrationKey
     /// `key.typeID`, stored flat for the hot path.
     @usableFromInline let typeID: ObjectIdentifier
+    /// The `KeyHash` the table files the key under.
+    @usableFromInline let keyHash: UInt64
     @usableFromInline let scope: Scope
     /// Dense index of the key in the container, for per-shard counters; kept when the key is re-registered.
     @usableFromInline let index: Int
@@ -15,6 +17,7 @@ class AnyRegistration: @unchecked Sendable {
     init(key: RegistrationKey, scope: Scope, index: Int) {
         self.key = key
         self.typeID = key.typeID
+        self.keyHash = key.name.map { KeyHash.of(key.typeID, name: $0) } ?? KeyHash.of(key.typeID)
         self.scope = scope
         self.index = index
     }
@@ -32,10 +35,23 @@ class AnyRegistration: @unchecked Sendable {
     func sharedInstanceMakingAsync(in container: Container) async -> Any? { sharedInstance(in: container) }
 }
 
-/// A factory that takes one argument, kept as an object so a resolve can check the argument type cheaply.
-final class ArgumentFactory<Argument, Value>: Sendable {
-    let make: @Sendable (Argument) -> Value
-    init(_ make: @escaping @Sendable (Argument) -> Value) { self.make = make }
+/// A factory that takes one argument, type-erased; a resolve compares `argumentType` with its
+/// argument's type before it downcasts (no dynamic cast).
+@usableFromInline
+class AnyArgumentFactory: @unchecked Sendable {
+    // @unchecked: immutable.
+    @usableFromInline let argumentType: ObjectIdentifier
+    init(argumentType: ObjectIdentifier) { self.argumentType = argumentType }
+}
+
+@usableFromInline
+final class ArgumentFactory<Argument, Value>: AnyArgumentFactory, @unchecked Sendable {
+    // @unchecked: immutable.
+    @usableFromInline let make: @Sendable (Argument) -> Value
+    init(_ make: @escaping @Sendable (Argument) -> Value) {
+        self.make = make
+        super.init(argumentType: ObjectIdentifier(Argument.self))
+    }
 }
 
 /// How a registration makes its value.
@@ -44,7 +60,7 @@ enum Maker<Value>: Sendable {
     case sync(@Sendable () -> Value)
     case throwing(@Sendable () throws -> Value)
     case async(@Sendable () async throws -> Value)
-    case argument(AnyObject & Sendable, argumentType: String)
+    case argument(AnyArgumentFactory, argumentType: String)
     case instance
 }
 

@@ -1,51 +1,52 @@
-/// The container's key → registration map. Unnamed keys, the hot case, live in an open-addressed
-/// table probed by a multiplicative hash of the type's identity; named keys in a dictionary.
+/// The container's key → registration map: two open-addressed tables probed by `KeyHash`, one for
+/// unnamed keys (the hot case, compared by type identity alone) and one for named keys.
 ///
 /// Guarded by the container's `ShardedLock`: read under one shard, written under all.
 @usableFromInline
 final class RegistryTable: @unchecked Sendable {
-    // @unchecked: see above. The unnamed table sits behind a pointer so that the hot path pays no
-    // dynamic exclusivity check and no reference counting.
+    // @unchecked: see above. The tables sit behind pointers so that the hot path pays no dynamic
+    // exclusivity check and no reference counting.
     @usableFromInline let unnamed: UnsafeMutablePointer<SlotTable>
-    private var named: [RegistrationKey: AnyRegistration] = [:]
+    @usableFromInline let named: UnsafeMutablePointer<SlotTable>
 
     init() {
         unnamed = .allocate(capacity: 1)
         unnamed.initialize(to: SlotTable(capacity: 16))
+        named = .allocate(capacity: 1)
+        named.initialize(to: SlotTable(capacity: 16))
     }
 
     deinit {
-        _ = unnamed.pointee.removeAll()
-        unnamed.pointee.deallocate()
-        unnamed.deallocate()
+        for table in [unnamed, named] {
+            _ = table.pointee.removeAll()
+            table.pointee.deallocate()
+            table.deallocate()
+        }
     }
 
     /// The registration of any key, named or not.
     func lookup(_ key: RegistrationKey) -> AnyRegistration? {
-        key.name == nil ? unnamed.pointee.lookup(key.typeID)?.takeUnretainedValue() : named[key]
+        guard let name = key.name else { return unnamed.pointee.lookup(key.typeID)?.takeUnretainedValue() }
+        return named.pointee.lookup(key.typeID, name: name, hash: KeyHash.of(key.typeID, name: name))?.takeUnretainedValue()
     }
 
     /// Stores `registration`, returning the one it replaces (for the caller to drop outside the lock).
     func insert(_ registration: AnyRegistration) -> AnyRegistration? {
-        if registration.key.name != nil {
-            return named.updateValue(registration, forKey: registration.key)
-        }
-        return unnamed.pointee.insert(registration)
+        (registration.key.name == nil ? unnamed : named).pointee.insert(registration)
     }
 
     /// Every registration, in no particular order.
     var all: [AnyRegistration] {
-        unnamed.pointee.all + named.values
+        unnamed.pointee.all + named.pointee.all
     }
 
     /// Empties the table, returning what it held (for the caller to drop outside the lock).
     func removeAll() -> [AnyRegistration] {
-        defer { named.removeAll() }
-        return unnamed.pointee.removeAll() + named.values
+        unnamed.pointee.removeAll() + named.pointee.removeAll()
     }
 }
 
-/// An open-addressed table of retained registrations keyed by type identity, linear probing.
+/// An open-addressed table of retained registrations filed under their `keyHash`, linear probing.
 @usableFromInline
 struct SlotTable {
     @usableFromInline var slots: UnsafeMutablePointer<Unmanaged<AnyRegistration>?>
@@ -59,18 +60,29 @@ struct SlotTable {
     }
 
     @inlinable @inline(__always)
-    static func slotIndex(_ id: ObjectIdentifier, mask: Int) -> Int {
-        let bits = UInt(bitPattern: Int(bitPattern: id)) &* 0x9E37_79B9_7F4A_7C15
-        return Int(truncatingIfNeeded: bits >> 32) & mask
+    static func slotIndex(_ hash: UInt64, mask: Int) -> Int {
+        Int(truncatingIfNeeded: hash >> 32) & mask
     }
 
-    /// The registration for the type, unretained (the table keeps it alive while the lock is held).
+    /// The unnamed registration of the type, unretained (the table keeps it alive while the lock is held).
     @inlinable @inline(__always)
     func lookup(_ id: ObjectIdentifier) -> Unmanaged<AnyRegistration>? {
-        var index = Self.slotIndex(id, mask: mask)
+        var index = Self.slotIndex(KeyHash.of(id), mask: mask)
         while let registration = slots[index] {
             if registration._withUnsafeGuaranteedRef({ $0.typeID }) == id { return registration }
-            index = (index + 1) & mask
+            index = (index &+ 1) & mask
+        }
+        return nil
+    }
+
+    /// The registration of the type under `name`, whose `KeyHash` is `hash`; unretained.
+    @inlinable @inline(__always)
+    func lookup(_ id: ObjectIdentifier, name: String, hash: UInt64) -> Unmanaged<AnyRegistration>? {
+        var index = Self.slotIndex(hash, mask: mask)
+        while let registration = slots[index] {
+            let match = registration._withUnsafeGuaranteedRef { $0.keyHash == hash && $0.typeID == id && $0.key.name == name }
+            if match { return registration }
+            index = (index &+ 1) & mask
         }
         return nil
     }
@@ -78,9 +90,9 @@ struct SlotTable {
     /// Stores `registration` (retained), returning the one it replaces.
     mutating func insert(_ registration: AnyRegistration) -> AnyRegistration? {
         if (count + 1) * 2 > mask + 1 { grow() }
-        var index = Self.slotIndex(registration.typeID, mask: mask)
+        var index = Self.slotIndex(registration.keyHash, mask: mask)
         while let existing = slots[index] {
-            if existing._withUnsafeGuaranteedRef({ $0.typeID }) == registration.typeID {
+            if existing._withUnsafeGuaranteedRef({ $0.key == registration.key }) {
                 slots[index] = .passRetained(registration)
                 return existing.takeRetainedValue()
             }
@@ -118,7 +130,7 @@ struct SlotTable {
         mask = oldCapacity * 2 - 1
         for index in 0..<oldCapacity {
             guard let registration = old[index] else { continue }
-            var slot = Self.slotIndex(registration._withUnsafeGuaranteedRef { $0.typeID }, mask: mask)
+            var slot = Self.slotIndex(registration._withUnsafeGuaranteedRef { $0.keyHash }, mask: mask)
             while slots[slot] != nil { slot = (slot + 1) & mask }
             slots[slot] = registration
         }

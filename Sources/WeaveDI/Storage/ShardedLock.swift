@@ -1,3 +1,4 @@
+import Synchronization
 
 /// A reader-sharded lock ("big reader lock"). A reader locks only its thread's shard, so readers on
 /// different threads never touch the same cache line; a writer locks every shard in order.
@@ -6,24 +7,39 @@
 /// free of atomic read-modify-write contention.
 @usableFromInline
 final class ShardedLock: @unchecked Sendable {
-    // @unchecked: `shards` is written only in init and freed in deinit; the shards themselves are Sendable.
+    // @unchecked: `blocks` is written only in init and freed in deinit; each shard's counters are
+    // guarded by its lock.
     /// Number of shards, a power of two.
     @usableFromInline static let shardCount = 8
+    /// Bytes per shard: its lock word and its counters' header share a cache line, and no other
+    /// shard's data sits on it.
+    @usableFromInline static let shardBytes = 128
 
-    /// The shards, unretained: `owned` keeps them alive, and the hot path then pays no reference counting.
-    @usableFromInline let shards: UnsafeMutablePointer<Unmanaged<Shard>>
-    private let owned: [Shard]
+    /// `shardCount` blocks of `shardBytes`: the lock word at offset 0, the `StatsBlock` at offset 8.
+    @usableFromInline let blocks: UnsafeMutableRawPointer
 
     init() {
-        owned = (0..<Self.shardCount).map { _ in Shard() }
-        shards = .allocate(capacity: Self.shardCount)
-        for (index, shard) in owned.enumerated() {
-            (shards + index).initialize(to: Unmanaged.passUnretained(shard))
+        blocks = .allocate(byteCount: Self.shardCount * Self.shardBytes, alignment: Self.shardBytes)
+        for index in 0..<Self.shardCount {
+            let base = blocks + index * Self.shardBytes
+            base.bindMemory(to: Atomic<UInt32>.self, capacity: 1).initialize(to: Atomic(0))
+            (base + 8).bindMemory(to: StatsBlock.self, capacity: 1).initialize(to: StatsBlock())
         }
     }
 
     deinit {
-        shards.deallocate()
+        for shard in allShards {
+            shard.counters.pointee.deallocate()
+            shard.counters.deinitialize(count: 1)
+            shard.lock.word.deinitialize(count: 1)
+        }
+        blocks.deallocate()
+    }
+
+    /// Shard `index`: a view of its block.
+    @inlinable @inline(__always)
+    func shard(_ index: Int) -> Shard {
+        Shard(base: blocks + index &* Self.shardBytes)
     }
 
     /// Runs `body` holding the calling thread's shard; `body` may read state guarded by this lock.
@@ -35,45 +51,37 @@ final class ShardedLock: @unchecked Sendable {
     /// Runs `body` holding shard `index` (the calling thread's, from `ThreadFrame`).
     @inlinable @inline(__always)
     func withReadLock<R>(shard index: Int, _ body: (Shard) throws -> R) rethrows -> R {
-        try shards[index]._withUnsafeGuaranteedRef { shard in
-            try shard.lock.withLock { try body(shard) }
-        }
+        let shard = shard(index)
+        return try shard.lock.withLock { try body(shard) }
     }
 
     /// Runs `body` holding every shard; `body` may write state guarded by this lock.
     func withWriteLock<R>(_ body: () throws -> R) rethrows -> R {
-        for shard in owned { shard.lock.lock() }
-        defer { for shard in owned.reversed() { shard.lock.unlock() } }
+        for shard in allShards { shard.lock.lock() }
+        defer { for shard in allShards.reversed() { shard.lock.unlock() } }
         return try body()
     }
 
-    /// Every shard, for a writer that holds them all.
-    var allShards: [Shard] { owned }
+    /// Every shard, for a writer that holds them all (or a reader locking each in turn).
+    var allShards: [Shard] { (0..<Self.shardCount).map(shard) }
 }
 
-/// One reader shard: its lock and the statistics its readers keep.
+/// One reader shard: its lock and the statistics its readers keep, in a block `ShardedLock` owns.
 @usableFromInline
-final class Shard: @unchecked Sendable {
-    // @unchecked: `counters` is read and written only while `lock` is held (by a reader of this
-    // shard, or by a writer holding every shard). It sits behind a pointer so the hot path pays no
-    // dynamic exclusivity check, which a stored `var` of a class would cost on every access.
-    @usableFromInline let lock = SpinLock()
-    @usableFromInline let counters: UnsafeMutablePointer<StatsBlock>
-    /// Keeps shards on separate cache lines, so readers on different shards do not false-share.
-    private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
-                          UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
-        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+struct Shard {
+    @usableFromInline let base: UnsafeMutableRawPointer
 
-    init() {
-        // A cache line of its own: other shards' readers write theirs.
-        counters = UnsafeMutableRawPointer.allocate(byteCount: 128, alignment: 128)
-            .bindMemory(to: StatsBlock.self, capacity: 1)
-        counters.initialize(to: StatsBlock())
+    @inlinable init(base: UnsafeMutableRawPointer) {
+        self.base = base
     }
 
-    deinit {
-        counters.pointee.deallocate()
-        counters.deinitialize(count: 1)
-        UnsafeMutableRawPointer(counters).deallocate()
+    @inlinable var lock: ParkingLock {
+        ParkingLock(word: base.assumingMemoryBound(to: Atomic<UInt32>.self))
+    }
+
+    /// Read and written only while `lock` is held (by a reader of this shard, or by a writer
+    /// holding every shard).
+    @inlinable var counters: UnsafeMutablePointer<StatsBlock> {
+        (base + 8).assumingMemoryBound(to: StatsBlock.self)
     }
 }

@@ -17,6 +17,9 @@ struct ThreadFrame {
     @usableFromInline var capacity = 16
     /// Counts down to the next cached hit that is timed.
     @usableFromInline var sampleCountdown = 1
+    /// `Container.live` as this thread last read it (retained), and its generation (0: none yet).
+    @usableFromInline var live: Unmanaged<Container>?
+    @usableFromInline var liveGeneration: UInt64 = 0
 
     init(shard: Int) {
         self.shard = shard
@@ -105,6 +108,7 @@ let threadFrameKey: pthread_key_t = {
     let status = pthread_key_create(&key) { raw in
         guard let frame = raw?.assumingMemoryBound(to: ThreadFrame.self) else { return }
         frame.pointee.stack.deallocate()
+        frame.pointee.live?.release()
         frame.deinitialize(count: 1)
         frame.deallocate()
     }
