@@ -1,0 +1,198 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Synchronization
+import Testing
+@testable import WeaveDI
+import WeaveSupport
+
+/// A service that says which registration made it.
+private final class Named: Sendable {
+    let name: String
+    init(_ name: String) { self.name = name }
+}
+
+/// The resolve paths made fast for the performance issue keep their guarantees: exact counts, the
+/// right instance under every name, the live container and overrides seen at once, one kept value
+/// per wrapper, and a lock that hands over correctly when its waiters park.
+@Suite struct FastPathTests {
+    @Test func thousandsOfNamesEachResolveTheirOwnInstance() {
+        let container = Container()
+        let names = (0..<5_000).map { "service-\($0)-\(String(repeating: "x", count: $0 % 40))" }
+        for name in names { container.register(name, Named.self, scope: .singleton) { Named(name) } }
+        container.register(Named.self, scope: .singleton) { Named("unnamed") }
+        for name in names { #expect(container.resolve(name, Named.self)?.name == name) }
+        #expect(container.resolve(Named.self)?.name == "unnamed")
+        #expect(container.resolve("service-5000", Named.self) == nil)
+        // A name is a key of its own per type.
+        #expect(container.resolve(names[0], String.self) == nil)
+        let statistics = container.statistics()
+        #expect(statistics["\(names[7]) (Named)"]?.resolutions == 1)
+    }
+
+    @Test func namesThatDifferOnlyInTheirTailOrLengthAreDistinct() {
+        let container = Container()
+        let names = ["", "a", "a\0", "abcdefgh", "abcdefghi", "abcdefgh\0", "ABCDEFGH", "é", "e\u{301}"]
+        for name in names { container.register(name, Named.self) { Named(name) } }
+        for name in names { #expect(container.resolve(name, Named.self)?.name == name) }
+    }
+
+    @Test func transientAndArgumentResolvesAreCountedOnceEach() {
+        for instrumented in [true, false] {
+            let container = Container(instrumented: instrumented)
+            container.register(Named.self) { Named("t") }
+            container.register("n", Named.self) { Named("n") }
+            container.register(Int.self) { (value: String) in value.count }
+            for _ in 0..<100 {
+                _ = container.resolve(Named.self)
+                _ = container.resolve("n", Named.self)
+                #expect(container.resolve(Int.self, argument: "four") == 4)
+            }
+            #expect(container.resolve(Int.self, argument: 4) == nil) // the wrong argument type
+            let statistics = container.statistics()
+            #expect(statistics["Named"]?.resolutions == 100)
+            #expect(statistics["n (Named)"]?.resolutions == 100)
+            #expect(statistics["Int"]?.resolutions == 101)
+            #expect(statistics["Int"]?.errors[.argumentMismatch] == 1)
+            if instrumented {
+                #expect(statistics["Named"]?.instancesCreated == 100)
+                #expect(statistics["Named"]?.factoryLatency.count == 100)
+                #expect(statistics["Int"]?.instancesCreated == 100)
+            }
+        }
+    }
+
+    @Test func overridesReachTasksCreatedInsideTheScope() async {
+        let override = Container()
+        override.register(Named.self, instance: Named("override"))
+        let name = await withContainer(override) {
+            await Task { UnifiedDI.resolve(Named.self)?.name }.value
+        }
+        #expect(name == "override")
+        #expect(UnifiedDI.resolve(Named.self)?.name != "override")
+    }
+
+    @Test func injectKeepsOneValueWhenThreadsRaceOnTheFirstAccess() {
+        final class Holder: @unchecked Sendable {
+            @Inject var value: Named?
+        }
+        let container = Container()
+        let made = Atomic<Int>(0)
+        container.register(Named.self) { Named("made \(made.add(1, ordering: .relaxed).newValue)") }
+        withContainer(container) {
+            for _ in 0..<100 {
+                let holder = Holder()
+                let seen = Mutex<Set<ObjectIdentifier>>([])
+                DispatchQueue.concurrentPerform(iterations: 8) { _ in
+                    // The override is task-local; these threads read the live container, so resolve here.
+                    withContainer(container) {
+                        let value = holder.value!
+                        seen.withLock { _ = $0.insert(ObjectIdentifier(value)) }
+                    }
+                }
+                #expect(seen.withLock { $0.count } == 1)
+            }
+        }
+    }
+
+    private struct Depth<T>: Sendable {}
+    private enum GeneratedKey<T>: InjectedKey {
+        static var liveValue: String { String(describing: T.self) }
+    }
+
+    /// Visits `count` distinct key types, `GeneratedKey<Depth<…<Int>>>`, and checks each reads its own default.
+    private static func readDefaults<T>(_: T.Type, remaining: Int) -> Int {
+        guard remaining > 0 else { return 0 }
+        let ok = InjectedValues.current[GeneratedKey<T>.self] == String(describing: T.self) ? 1 : 0
+        return ok + readDefaults(Depth<T>.self, remaining: remaining - 1)
+    }
+
+    @Test func injectedDefaultsOfHundredsOfKeysAreEachTheirOwn() {
+        #expect(Self.readDefaults(Int.self, remaining: 300) == 300)
+        // Read again, from the table (grown several times since the first ones went in).
+        #expect(Self.readDefaults(Int.self, remaining: 300) == 300)
+    }
+
+    @Test func injectedDefaultsAreReadConsistentlyFromManyThreads() {
+        let wrong = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            if Self.readDefaults(Int8.self, remaining: 150) != 150 { wrong.add(1, ordering: .relaxed) }
+        }
+        let wrongReads = wrong.load(ordering: .relaxed)
+        #expect(wrongReads == 0)
+    }
+
+    @Test func theParkingLockExcludesAndHandsOverToParkedWaiters() {
+        let word = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: 1)
+        word.initialize(to: Atomic(0))
+        defer { word.deinitialize(count: 1); word.deallocate() }
+        let lock = ParkingLock(word: word)
+        nonisolated(unsafe) var counter = 0
+        let inside = Atomic<Int>(0)
+        let overlapped = Atomic<Bool>(false)
+        DispatchQueue.concurrentPerform(iterations: 6) { thread in
+            for step in 0..<2_000 {
+                lock.withLock {
+                    if inside.add(1, ordering: .relaxed).newValue != 1 { overlapped.store(true, ordering: .relaxed) }
+                    counter += 1
+                    // Now and then hold the lock long enough for the others to stop spinning and park.
+                    if step % 500 == thread { usleep(2_000) }
+                    inside.subtract(1, ordering: .relaxed)
+                }
+            }
+        }
+        #expect(counter == 12_000)
+        let everOverlapped = overlapped.load(ordering: .relaxed)
+        #expect(!everOverlapped)
+        let state = word.pointee.load(ordering: .relaxed)
+        #expect(state == 0)
+    }
+
+    @Test func theIntervalClockAgreesWithTheMonotonicClock() {
+        let clock = IntervalClock.calibration
+        let startTicks = clock.now()
+        let startNanos = MonotonicClock.nanos()
+        usleep(30_000)
+        let ticks = clock.now() &- startTicks
+        let nanos = MonotonicClock.nanos() &- startNanos
+        let measured = Double(clock.nanoseconds(ticks))
+        #expect(abs(measured - Double(nanos)) < Double(nanos) * 0.01, "\(measured) ns by the interval clock, \(nanos) ns by CLOCK_MONOTONIC")
+    }
+}
+
+/// The tests that assign `Container.live`, one at a time (no other test assigns it).
+@Suite(.serialized) struct LiveContainerTests {
+    @Test func assigningLiveIsSeenAtOnceOnEveryThread() {
+        let saved = Container.live
+        defer { Container.live = saved }
+        for round in 0..<50 {
+            let container = Container()
+            container.register(Named.self, instance: Named("round \(round)"))
+            Container.live = container
+            #expect(UnifiedDI.resolve(Named.self)?.name == "round \(round)")
+            let seen = Mutex<String?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                seen.withLock { $0 = UnifiedDI.resolve(Named.self)?.name }
+                done.signal()
+            }
+            done.wait()
+            #expect(seen.withLock { $0 } == "round \(round)")
+        }
+    }
+
+    @Test func bootstrapReplacesLiveOnlyWhenConfigured() async throws {
+        let previous = Container.live
+        defer { Container.live = previous }
+        await Container.bootstrap { container in
+            container.register("bootstrapped", Settings.self) { Settings(name: "boot") }
+        }
+        #expect(Container.live !== previous)
+        #expect(Container.live.resolve("bootstrapped", Settings.self)?.name == "boot")
+        await #expect(throws: Failure.self) {
+            try await Container.bootstrap { _ in throw Failure(code: 2) }
+        }
+        #expect(Container.live.resolve("bootstrapped", Settings.self)?.name == "boot")
+    }
+}
