@@ -73,6 +73,26 @@ private final class Named: Sendable {
         #expect(UnifiedDI.resolve(Named.self)?.name != "override")
     }
 
+    @Test func nestedSynchronousScopesRestoreTheOuterOneEvenWhenTheyThrow() async {
+        let outer = Container()
+        outer.register(Named.self, instance: Named("outer"))
+        let inner = Container()
+        inner.register(Named.self, instance: Named("inner"))
+        struct Thrown: Error {}
+        await withContainer(outer) {
+            withContainer(outer) {
+                #expect(UnifiedDI.resolve(Named.self)?.name == "outer")
+                withContainer(inner) { #expect(UnifiedDI.resolve(Named.self)?.name == "inner") }
+                #expect(UnifiedDI.resolve(Named.self)?.name == "outer")
+                #expect(throws: Thrown.self) { try withContainer(inner) { throw Thrown() } }
+                #expect(Container.current === outer)
+            }
+            // Back in the asynchronous scope: the task local.
+            #expect(Container.current === outer)
+        }
+        #expect(Container.current !== outer)
+    }
+
     @Test func injectKeepsOneValueWhenThreadsRaceOnTheFirstAccess() {
         final class Holder: @unchecked Sendable {
             @Inject var value: Named?

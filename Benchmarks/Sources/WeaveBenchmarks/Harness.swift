@@ -63,7 +63,7 @@ enum Harness {
 
     /// `benchmark` and `base` measured in alternation, `rounds` times each, so that a noisy moment
     /// of the machine (a shared VM's) hits both: medians of each, and the median of the per-round ratios.
-    static func paired(_ benchmark: BenchmarkCase, against base: BenchmarkCase, threads: Int, rounds: Int = 9)
+    static func paired(_ benchmark: BenchmarkCase, against base: BenchmarkCase, threads: Int, rounds: Int = 7)
         -> (nanosPerOp: Double, baseNanosPerOp: Double, ratio: Double) {
         let n = calibrate(benchmark)
         let baseN = calibrate(base)

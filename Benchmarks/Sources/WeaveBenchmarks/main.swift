@@ -97,11 +97,12 @@ func report(_ title: String, _ cases: [BenchmarkCase]) -> [String: Measurement] 
 
 /// `profile CASE`: runs the path case whose name starts with CASE for 5 s on one thread, for `perf record`.
 if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "profile" {
-    let all = singletonPathCases + wrapperCases + transientPathCases
+    let all = singletonPathCases + wrapperReadCases + wrapperCases + transientPathCases
     guard let chosen = all.first(where: { $0.name.hasPrefix(CommandLine.arguments[2]) }) else {
         print("no case starts with \(CommandLine.arguments[2]); cases: \(all.map(\.name))")
         exit(64)
     }
+    _ = pathContainer // installs itself as Container.live
     let n = Harness.calibrate(chosen) * 25
     print("\(chosen.name): \(format(Harness.nanos(Harness.elapsed { chosen.run(n) }) / Double(n))) ns/op")
     exit(0)
@@ -140,8 +141,9 @@ if runs("resolve") {
 }
 
 if runs("paths") {
+    _ = pathContainer // installs itself as Container.live
     print("\n### Every resolve path (release, instrumented, same run)\n")
-    print("Each row is measured in alternation with its reference, 9 rounds each (~200 ms a round), so that the noise of this shared VM hits both; the ratio is the median of the per-round ratios. References: `container.resolve(Service.self)` for the resolve rows, the holder that resolves in its initializer for the wrapper rows, the heap allocation alone for the transient rows (shown as ns over it).\n")
+    print("Each row is measured in alternation with its reference, 7 rounds each (~200 ms a round), so that the noise of this shared VM hits both; the ratio is the median of the per-round ratios. References: `container.resolve(Service.self)` for the resolve rows, the holder that resolves in its initializer for the wrapper rows, the heap allocation alone for the transient rows (shown as ns over it).\n")
     print("| path | 1 thread ns/op | 2 threads ns/op | 1 thread vs reference | 2 threads vs reference |")
     print("|---|---:|---:|---:|---:|")
     func row(_ benchmark: BenchmarkCase, against base: BenchmarkCase, overhead: Bool = false) {
@@ -154,6 +156,7 @@ if runs("paths") {
         fflush(nil)
     }
     for benchmark in singletonPathCases { row(benchmark, against: singletonPathCases[0]) }
+    for benchmark in wrapperReadCases { row(benchmark, against: singletonPathCases[0]) }
     for benchmark in wrapperCases.dropFirst() { row(benchmark, against: wrapperCases[0]) }
     for benchmark in transientPathCases.dropFirst() { row(benchmark, against: transientPathCases[0], overhead: true) }
 }

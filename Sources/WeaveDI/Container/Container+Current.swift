@@ -56,7 +56,16 @@ extension Container {
     /// container, and without a lock or reference counting for `live` (see `withLive`).
     @inlinable @inline(__always)
     static func withCurrent<R>(_ body: (Container) -> R) -> R {
-        if containerOverridden.load(ordering: .relaxed), let override = currentOverride() { return body(override) }
+        if containerOverridden.load(ordering: .relaxed) { return withOverride(body) }
+        return withLive(body)
+    }
+
+    /// `withCurrent` once overrides are in use: the innermost synchronous `withContainer` scope on
+    /// this thread (no task-local read, no reference counting), else the task's override, else `live`.
+    @inlinable
+    static func withOverride<R>(_ body: (Container) -> R) -> R {
+        if let scoped = ThreadFrame.current.pointee.scopedOverride { return scoped._withUnsafeGuaranteedRef(body) }
+        if let override = currentOverride() { return body(override) }
         return withLive(body)
     }
 
@@ -84,7 +93,15 @@ public func withContainer<R>(
 }
 
 /// Runs `operation` with `container` as `Container.current` on this thread's task context.
+///
+/// The scope is also kept in the thread's frame, which `Container.current` reads before the task
+/// local: a synchronous scope cannot suspend, so it runs on this thread from start to end. (Tasks
+/// it creates inherit the task local.)
 public func withContainer<R>(_ container: Container, operation: () throws -> R) rethrows -> R {
     containerOverridden.store(true, ordering: .relaxed)
+    let frame = ThreadFrame.current
+    let outer = frame.pointee.scopedOverride
+    frame.pointee.scopedOverride = .passUnretained(container) // `container` is alive for the whole call
+    defer { frame.pointee.scopedOverride = outer }
     return try Container.$override.withValue(container, operation: operation)
 }

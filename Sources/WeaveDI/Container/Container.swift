@@ -20,11 +20,11 @@ public final class Container: @unchecked Sendable {
     let edges = Locked<Set<DependencyEdge>>([])
     /// Errors of keys that are not registered, by key and kind (no registration index to count them under).
     let unregisteredErrors = Locked<[String: UInt64]>([:])
-    let evictions = Atomic<UInt64>(0)
     /// Receive every timed resolve (service, whether a factory ran, nanoseconds); see `MetricsBridge`.
     let timingObservers = Locked<[ObjectIdentifier: @Sendable (String, Bool, UInt64) -> Void]>([:])
     let hasTimingObservers = Atomic<Bool>(false)
-    let pressureEvents = Atomic<UInt64>(0)
+    /// The lock, table and counters memory pressure works on, registered in `ContainerRegistry`.
+    let evictionTarget: EvictionTarget
 
     /// Whether resolves are timed (factory runs always, cached hits one in `hitSamplingInterval`)
     /// and slow resolutions reported. Counts are kept either way.
@@ -49,7 +49,8 @@ public final class Container: @unchecked Sendable {
         logThrottle = LogThrottle(limit: settings.logRateLimit)
         // The clock's calibration (2 ms, once per process) is paid here rather than in a first resolve.
         clock = IntervalClock.calibration
-        ContainerRegistry.add(self)
+        evictionTarget = EvictionTarget(lock: lock, table: table)
+        ContainerRegistry.add(evictionTarget)
     }
 
     /// This container's threshold and log rate limit; setting them applies from the next resolve.
@@ -313,14 +314,7 @@ public final class Container: @unchecked Sendable {
     /// Drops every `.cached` instance; the next resolve makes a new one. Returns how many were dropped.
     @discardableResult
     public func evictCached() -> Int {
-        let evicted: [Any] = lock.withWriteLock {
-            table.all.filter { $0.scope == .cached }.compactMap { $0.takeInstance() }
-        }
-        if !evicted.isEmpty {
-            evictions.add(UInt64(evicted.count), ordering: .relaxed)
-            DILog.log(.all, .debug, "Evicted \(evicted.count) cached instances", metadata: ["count": "\(evicted.count)"])
-        }
-        return evicted.count // the instances are released here, outside the lock
+        evictionTarget.evictCached()
     }
 
     /// Removes every registration and the instances they hold (the parent is untouched).

@@ -1,22 +1,23 @@
-/// Every live container, held weakly, so memory pressure can evict their `.cached` instances.
+/// What every live container offers memory pressure (its `EvictionTarget`), held weakly, so
+/// pressure can evict their `.cached` instances.
 enum ContainerRegistry {
-    private struct WeakContainer {
-        weak var container: Container?
+    private struct WeakTarget {
+        weak var target: EvictionTarget?
     }
 
-    private static let containers = Locked<[WeakContainer]>([])
+    private static let targets = Locked<[WeakTarget]>([])
 
-    static func add(_ container: Container) {
-        containers.withLock { list in
+    static func add(_ target: EvictionTarget) {
+        targets.withLock { list in
             // Prune when the list doubles, so adding stays amortized O(1).
             if list.count >= 64 && list.count.nonzeroBitCount == 1 {
-                list.removeAll { $0.container == nil }
+                list.removeAll { $0.target == nil }
             }
-            list.append(WeakContainer(container: container))
+            list.append(WeakTarget(target: target))
         }
     }
 
-    static var all: [Container] {
-        containers.withLock { $0.compactMap(\.container) }
+    static var all: [EvictionTarget] {
+        targets.withLock { $0.compactMap(\.target) }
     }
 }

@@ -4,18 +4,20 @@
 @propertyWrapper
 public struct Inject<T>: Sendable {
     @usableFromInline let name: String?
-    @usableFromInline let storage = LazyValue<T>()
+    @usableFromInline let storage: LazyValue<T>
 
     /// Resolves the type's default registration.
     @inlinable
     public init() {
         name = nil
+        storage = LazyValue() // here, not as the property's initial value: an inlinable init is specialized
     }
 
     /// Resolves the registration named `name`.
     @inlinable
     public init(_ name: String) {
         self.name = name
+        storage = LazyValue()
     }
 
     @inlinable
@@ -25,6 +27,7 @@ public struct Inject<T>: Sendable {
             if let name { return container.resolve(name, T.self) }
             return container.resolve(T.self)
         }
-        return resolved.map(storage.keep)
+        guard let resolved else { return nil }
+        return storage.keep(resolved)
     }
 }

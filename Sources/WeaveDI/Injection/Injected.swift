@@ -8,13 +8,14 @@ public struct Injected<Value>: Sendable {
     /// Set for `init(_:)` with a key path; otherwise `fromContainer` resolves.
     @usableFromInline let keyPath: (KeyPath<InjectedValues, Value> & Sendable)?
     @usableFromInline let fromContainer: (@Sendable (Container) -> Value)?
-    @usableFromInline let storage = LazyValue<Value>()
+    @usableFromInline let storage: LazyValue<Value>
 
     /// Resolves the wrapped type of the optional property from the current container.
     @inlinable
     public init() where Value: InjectableOptional {
         keyPath = nil
         fromContainer = { Value.resolved(from: $0) }
+        storage = LazyValue() // here, not as the property's initial value: an inlinable init is specialized
     }
 
     /// Resolves the concrete type `type`; the property is `T?`.
@@ -22,6 +23,7 @@ public struct Injected<Value>: Sendable {
     public init<T>(_ type: T.Type) where Value == T? {
         keyPath = nil
         fromContainer = { $0.resolve(T.self) }
+        storage = LazyValue()
     }
 
     /// Reads `keyPath` from the task's `InjectedValues`.
@@ -29,6 +31,7 @@ public struct Injected<Value>: Sendable {
     public init(_ keyPath: KeyPath<InjectedValues, Value> & Sendable) {
         self.keyPath = keyPath
         fromContainer = nil
+        storage = LazyValue()
     }
 
     @inlinable

@@ -4,15 +4,18 @@
 ///     let value = try store.getValue()   // throws ResolutionError.notRegistered naming Store
 @propertyWrapper
 public struct SafeInject<T>: Sendable {
-    @usableFromInline let storage = LazyValue<T>()
+    @usableFromInline let storage: LazyValue<T>
 
     @inlinable
-    public init() {}
+    public init() {
+        storage = LazyValue() // here, not as the property's initial value: an inlinable init is specialized
+    }
 
     @inlinable
     public var wrappedValue: T? {
         if let kept = storage.kept { return kept }
-        return Container.withCurrent { $0.resolve(T.self) }.map(storage.keep)
+        guard let resolved = Container.withCurrent({ $0.resolve(T.self) }) else { return nil }
+        return storage.keep(resolved)
     }
 }
 

@@ -59,14 +59,18 @@ public final class MemoryPressureMonitor: Sendable {
     public static let shared = MemoryPressureMonitor()
 
     private let configuration: MemoryPressureConfiguration
-    private let containers: @Sendable () -> [Container]
+    private let targets: @Sendable () -> [EvictionTarget]
     private let state = Locked<(source: MemoryPressureSource?, wakeFD: Int32?)>((nil, nil))
 
     /// `containers`: whose `.cached` instances to evict; `nil` means every live container.
     public init(configuration: MemoryPressureConfiguration = .init(),
                 containers: (@Sendable () -> [Container])? = nil) {
         self.configuration = configuration
-        self.containers = containers ?? { ContainerRegistry.all }
+        if let containers {
+            targets = { containers().map { $0.evictionTarget } }
+        } else {
+            targets = { ContainerRegistry.all }
+        }
     }
 
     /// The source in use, once started.
@@ -114,9 +118,9 @@ public final class MemoryPressureMonitor: Sendable {
     /// Evicts, counts and notifies, as for a real notification (used by the watch loop).
     func pressureReported(by source: MemoryPressureSource, pressure: PressureStallInformation?) {
         var evicted = 0
-        for container in containers() {
-            evicted += container.evictCached()
-            container.pressureEvents.add(1, ordering: .relaxed)
+        for target in targets() {
+            evicted += target.evictCached()
+            target.pressureEvents.add(1, ordering: .relaxed)
         }
         DILog.log(.warnings, .warning, "Memory pressure (\(source)): evicted \(evicted) cached instances",
                   metadata: WeaveEvent.memoryPressure.metadata(["source": "\(source)", "evictions": "\(evicted)",

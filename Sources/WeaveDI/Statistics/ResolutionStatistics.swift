@@ -141,7 +141,7 @@ extension Container {
         }
         return ContainerStatistics(
             services: services.sorted { $0.service < $1.service },
-            cachedEvictions: evictions.load(ordering: .relaxed),
-            memoryPressureEvents: pressureEvents.load(ordering: .relaxed))
+            cachedEvictions: evictionTarget.evictions.load(ordering: .relaxed),
+            memoryPressureEvents: evictionTarget.pressureEvents.load(ordering: .relaxed))
     }
 }

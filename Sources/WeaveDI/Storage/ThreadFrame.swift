@@ -20,6 +20,9 @@ struct ThreadFrame {
     /// `Container.live` as this thread last read it (retained), and its generation (0: none yet).
     @usableFromInline var live: Unmanaged<Container>?
     @usableFromInline var liveGeneration: UInt64 = 0
+    /// The container of the innermost synchronous `withContainer` running on this thread (unretained:
+    /// that call keeps it alive).
+    @usableFromInline var scopedOverride: Unmanaged<Container>?
 
     init(shard: Int) {
         self.shard = shard
