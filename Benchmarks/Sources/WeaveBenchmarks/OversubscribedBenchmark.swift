@@ -21,6 +21,20 @@ enum OversubscribedBenchmark {
         let registrations: Int
         /// Slow resolutions the container counted at its 10 ms threshold.
         let slowResolutions: UInt64
+        /// Seconds all CPUs spent stolen by the hypervisor during the run (/proc/stat), which no
+        /// context-switch count inside this VM sees.
+        let stealSeconds: Double
+    }
+
+    /// The "steal" column of /proc/stat's first line, in seconds.
+    static func stealSeconds() -> Double {
+        guard let stat = readProcStat(), let line = stat.split(separator: "\n").first else { return 0 }
+        let fields = line.split(separator: " ")
+        return fields.count > 8 ? (Double(fields[8]) ?? 0) / Double(sysconf(Int32(_SC_CLK_TCK))) : 0
+    }
+
+    static func readProcStat() -> String? {
+        try? String(contentsOfFile: "/proc/stat", encoding: .utf8)
     }
 
     /// Single-resolve latencies in nanoseconds: 1 ns buckets below 1 ms, exact values above.
@@ -62,7 +76,10 @@ enum OversubscribedBenchmark {
         return usage.ru_nivcsw
     }
 
-    static func run(threads: Int = 3, duration: Duration = .seconds(10)) -> Result {
+    /// `control`: the same loop and windows with no container at all, each operation a load, retain
+    /// and release of a shared object (the floor row), and no registrations: what the VM alone does
+    /// to single operations.
+    static func run(threads: Int = 3, duration: Duration = .seconds(10), control: Bool = false) -> Result {
         let container = WeaveDI.Container(settings: InstrumentationSettings(slowResolutionThreshold: .milliseconds(10)))
         container.register(Service.self, scope: .singleton) { Service() }
         container.register(orderServiceName, Service.self, scope: .singleton) { Service(value: 1) }
@@ -71,6 +88,7 @@ enum OversubscribedBenchmark {
 
         let results = Mutex<[(clean: Distribution, all: Distribution, preempted: Int, windows: Int, registrations: Int)]>([])
         let nanos = UInt64(Harness.nanos(duration))
+        let stealBefore = stealSeconds()
         let took = Harness.runConcurrently(threads: threads) { index in
             let registers = index == 0
             var clean = Distribution()
@@ -86,7 +104,8 @@ enum OversubscribedBenchmark {
                 let switches = involuntarySwitches()
                 for slot in 0..<64 {
                     let before = DispatchTime.now().uptimeNanoseconds
-                    switch operation & 3 {
+                    switch control ? 4 : operation & 3 {
+                    case 4: blackHole(load(holder))
                     case 0: blackHole(container.resolve(Service.self))
                     case 1: blackHole(container.resolve(Widget.self))
                     case 2: blackHole(container.resolve(orderServiceName, Service.self))
@@ -103,7 +122,7 @@ enum OversubscribedBenchmark {
                 windows += 1
                 if wasPreempted { preempted += 1 }
                 let now = DispatchTime.now().uptimeNanoseconds
-                if registers && now >= nextRegistration {
+                if registers && !control && now >= nextRegistration {
                     container.register("extra-\(registrations)", Widget.self) { Widget() }
                     registrations += 1
                     nextRegistration += 1_000_000
@@ -126,6 +145,7 @@ enum OversubscribedBenchmark {
         }
         let slow = container.statistics().services.reduce(0) { $0 + $1.slowResolutions }
         return Result(threads: threads, seconds: Harness.nanos(took) / 1e9, clean: clean, all: all,
-                      preemptedWindows: preempted, windows: windows, registrations: registrations, slowResolutions: slow)
+                      preemptedWindows: preempted, windows: windows, registrations: registrations, slowResolutions: slow,
+                      stealSeconds: stealSeconds() - stealBefore)
     }
 }

@@ -76,6 +76,9 @@ func format(_ value: Double) -> String {
     value >= 100 ? String(format: "%.0f", value) : String(format: "%.1f", value)
 }
 
+/// Two-thread measurements of the last `report`, by case name.
+nonisolated(unsafe) var twoThreadResults: [String: Measurement] = [:]
+
 func report(_ title: String, _ cases: [BenchmarkCase]) -> [String: Measurement] {
     print("\n### \(title)\n")
     print("| case | 1 thread ns/op | 2 threads ns/op (per thread) | 2-thread throughput ÷ 1-thread |")
@@ -89,14 +92,16 @@ func report(_ title: String, _ cases: [BenchmarkCase]) -> [String: Measurement] 
             continue
         }
         let two = Harness.measure(benchmark, threads: 2)
+        twoThreadResults[benchmark.name] = two
         print("| \(benchmark.name) | \(format(one.nanosPerOp)) | \(format(two.nanosPerOp)) | \(String(format: "%.2f×", two.throughput / one.throughput)) |")
         fflush(nil)
     }
     return results
 }
 
-/// `profile CASE`: runs the path case whose name starts with CASE for 5 s on one thread, for `perf record`.
-if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "profile" {
+/// `profile CASE [THREADS]`: runs the path case whose name starts with CASE for about 5 s on one
+/// thread (or THREADS at once), for `perf record`.
+if CommandLine.arguments.count >= 3, CommandLine.arguments[1] == "profile" {
     let all = singletonPathCases + wrapperReadCases + wrapperCases + transientPathCases
     guard let chosen = all.first(where: { $0.name.hasPrefix(CommandLine.arguments[2]) }) else {
         print("no case starts with \(CommandLine.arguments[2]); cases: \(all.map(\.name))")
@@ -104,7 +109,9 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "profile" {
     }
     _ = pathContainer // installs itself as Container.live
     let n = Harness.calibrate(chosen) * 25
-    print("\(chosen.name): \(format(Harness.nanos(Harness.elapsed { chosen.run(n) }) / Double(n))) ns/op")
+    let threads = CommandLine.arguments.count > 3 ? Int(CommandLine.arguments[3]) ?? 1 : 1
+    let took = threads == 1 ? Harness.elapsed { chosen.run(n) } : Harness.runConcurrently(threads: threads) { _ in chosen.run(n) }
+    print("\(chosen.name), \(threads) thread(s): \(format(Harness.nanos(took) / Double(n))) ns/op")
     exit(0)
 }
 
@@ -122,6 +129,7 @@ if runs("resolve") {
     print("WeaveDI resolve benchmarks: release build, median of \(Harness.repetitions) runs of ~\(Harness.target) each, \(ProcessInfo.processInfo.activeProcessorCount) cores")
     print("\nWeaveDI singleton and transient rows are instrumented (timings, counts, a slow-resolution handler installed) unless marked.")
     let singletons = report("Singleton resolve", singletonCases)
+    let twoThreads = twoThreadResults
     let transients = report("Transient resolve", transientCases)
 
     let weave = singletons["WeaveDI singleton"]!.nanosPerOp
@@ -138,6 +146,15 @@ if runs("resolve") {
     let instrumented = singletons["WeaveDI singleton"]!.nanosPerOp
     let uninstrumented = singletons["WeaveDI singleton, instrumentation off"]!.nanosPerOp
     print("Instrumented ÷ uninstrumented singleton resolve: \(String(format: "%.2f×", instrumented / uninstrumented))")
+
+    // With two threads, a shared class instance costs at least its reference count's cache line
+    // bouncing between the cores (the floor); compare per-operation times, not throughput.
+    let twoWeave = twoThreads["WeaveDI singleton"]!.nanosPerOp
+    let twoFloor = twoThreads["floor: load, retain and release a shared instance"]!.nanosPerOp
+    print("Two threads, per operation: WeaveDI singleton \(format(twoWeave)) ns = \(String(format: "%.2f×", twoWeave / twoFloor)) the floor's \(format(twoFloor)) ns; " +
+          "peers with two threads, slower than WeaveDI by: " +
+          twoThreads.keys.sorted().filter { !$0.hasPrefix("WeaveDI") && !$0.hasPrefix("floor") }
+              .map { "\($0) \(String(format: "%.1f×", twoThreads[$0]!.nanosPerOp / twoWeave))" }.joined(separator: ", "))
 }
 
 if runs("paths") {
@@ -159,20 +176,38 @@ if runs("paths") {
     for benchmark in wrapperReadCases { row(benchmark, against: singletonPathCases[0]) }
     for benchmark in wrapperCases.dropFirst() { row(benchmark, against: wrapperCases[0]) }
     for benchmark in transientPathCases.dropFirst() { row(benchmark, against: transientPathCases[0], overhead: true) }
+
+    // Two threads returning one shared class instance are bound by its reference count's cache line,
+    // whose cost on this VM moves 2–5× with where the host runs the two vCPUs: so pair every figure.
+    print("\n#### Two threads, per operation, paired: the singleton against the floor, the peers against the singleton\n")
+    print("| case | reference | ns/op | reference ns/op | ratio |")
+    print("|---|---|---:|---:|---:|")
+    let floor = singletonCases.first { $0.name.hasPrefix("floor") }!
+    let weave = singletonCases.first { $0.name == "WeaveDI singleton" }!
+    let pairs = [(weave, floor)] + singletonCases.filter { $0.threadSafe && !$0.name.hasPrefix("WeaveDI") && !$0.name.hasPrefix("floor") }.map { ($0, weave) }
+    for (benchmark, reference) in pairs {
+        let result = Harness.paired(benchmark, against: reference, threads: 2)
+        print("| \(benchmark.name) | \(reference.name) | \(format(result.nanosPerOp)) | \(format(result.baseNanosPerOp)) | \(String(format: "%.2f×", result.ratio)) |")
+        fflush(nil)
+    }
 }
 
 if runs("oversubscribed") {
     let result = OversubscribedBenchmark.run()
-    print("\n### Oversubscribed: \(result.threads) threads resolving on \(ProcessInfo.processInfo.activeProcessorCount) cores for \(String(format: "%.1f", result.seconds)) s\n")
-    print("Mixed singleton, transient, named singleton and named transient resolves, each timed; \(result.registrations) registrations meanwhile (one a millisecond).\n")
-    print("| samples | resolves | p50 | p99.9 | p99.99 | max |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for (label, distribution) in [("windows without an involuntary context switch", result.clean), ("all, preempted windows included", result.all)] {
-        print("| \(label) | \(distribution.total) | \(distribution.quantile(0.5)) ns | \(distribution.quantile(0.999)) ns | " +
-              "\(format(Double(distribution.quantile(0.9999)) / 1000)) µs | \(format(Double(distribution.maximum) / 1000)) µs |")
+    let control = OversubscribedBenchmark.run(control: true)
+    print("\n### Oversubscribed: \(result.threads) threads on \(ProcessInfo.processInfo.activeProcessorCount) cores for \(String(format: "%.1f", result.seconds)) s each\n")
+    print("WeaveDI: mixed singleton, transient, named singleton and named transient resolves, each timed, with \(result.registrations) registrations meanwhile (one a millisecond). Control: the same threads and loop with no container, each operation a load, retain and release of a shared object (the floor row). \"Clean\" windows are runs of 64 operations with no involuntary context switch of the thread; hypervisor steal is invisible to that count, so it is given per run.\n")
+    print("| run | samples | operations | p50 | p99.9 | p99.99 | max | over 1 ms | preempted windows | steal |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for (name, run) in [("WeaveDI", result), ("control (no container)", control)] {
+        for (label, distribution) in [("clean windows", run.clean), ("all", run.all)] {
+            let overOneMillisecond = distribution.over.count
+            print("| \(name) | \(label) | \(distribution.total) | \(distribution.quantile(0.5)) ns | \(distribution.quantile(0.999)) ns | " +
+                  "\(format(Double(distribution.quantile(0.9999)) / 1000)) µs | \(format(Double(distribution.maximum) / 1000)) µs | " +
+                  "\(overOneMillisecond) | \(run.preemptedWindows) of \(run.windows) | \(String(format: "%.2f", run.stealSeconds)) s |")
+        }
     }
-    print("\n\(result.preemptedWindows) of \(result.windows) windows of 64 resolves were preempted. " +
-          "Slow resolutions counted at the 10 ms threshold: \(result.slowResolutions).")
+    print("\nSlow resolutions counted at the 10 ms threshold (WeaveDI run): \(result.slowResolutions).")
 }
 
 if runs("instrumentation") {

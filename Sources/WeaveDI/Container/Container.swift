@@ -213,11 +213,15 @@ public final class Container: @unchecked Sendable {
                 slot = table.unnamed.pointee.lookup(id)
             }
             guard let slot else { return .miss }
+            // The registration is not retained for a shared instance: its reference count would be
+            // one more cache line that every thread resolving the key writes.
             return slot._withUnsafeGuaranteedRef { registration in
                 // Safe: every registration under the identity of `T` is a `Registration<T>`.
                 let typed = unsafeDowncast(registration, to: Registration<T>.self)
-                // Counted with its timing, under one lock (`run`).
-                if typed.scope == .transient, case .sync = typed.maker { return .transient(typed) }
+                if typed.scope == .transient, case .sync = typed.maker {
+                    // Retained, as its factory runs outside the lock; counted with its timing (`run`).
+                    return .transient(slot.retain())
+                }
                 shard.counters.pointee.countHit(registration.index)
                 if let instance = typed.instanceSlot.pointee { return .instance(instance) }
                 return .other
@@ -226,7 +230,9 @@ public final class Container: @unchecked Sendable {
         switch found {
         case .instance(let instance) where !thread.pointee.insideFactory:
             return instance
-        case .transient(let registration):
+        case .transient(let slot):
+            // Safe: as above.
+            let registration = unsafeDowncast(slot.takeRetainedValue(), to: Registration<T>.self)
             return try run(registration, frame: thread, counted: false) { () -> T in
                 guard case .sync(let factory) = registration.maker else { preconditionFailure("checked under the lock") }
                 return factory()
@@ -242,7 +248,8 @@ public final class Container: @unchecked Sendable {
     @usableFromInline
     enum FastLookup<T> {
         case instance(T)
-        case transient(Registration<T>)
+        /// The registration, retained.
+        case transient(Unmanaged<AnyRegistration>)
         case other
         case miss
     }

@@ -13,6 +13,8 @@ class AnyRegistration: @unchecked Sendable {
     @usableFromInline let scope: Scope
     /// Dense index of the key in the container, for per-shard counters; kept when the key is re-registered.
     @usableFromInline let index: Int
+    /// Keeps the fields the hot path reads (above) off the cache line of whatever is allocated next.
+    private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
 
     init(key: RegistrationKey, scope: Scope, index: Int) {
         self.key = key
@@ -86,7 +88,12 @@ final class Registration<Value>: AnyRegistration, @unchecked Sendable {
 
     init(key: RegistrationKey, scope: Scope, index: Int, maker: Maker<Value>, instance: Value? = nil) {
         self.maker = maker
-        self.instanceSlot = .allocate(capacity: 1)
+        // A cache line of its own: every resolve of the key reads it, and a neighbour that is
+        // written often (the instance's own reference count, allocated next to it) would make
+        // those reads miss on every core.
+        self.instanceSlot = UnsafeMutableRawPointer.allocate(
+            byteCount: max(128, MemoryLayout<Value?>.stride), alignment: max(128, MemoryLayout<Value?>.alignment)
+        ).bindMemory(to: Value?.self, capacity: 1)
         self.instanceSlot.initialize(to: instance)
         self.gate = scope == .transient ? nil : CreationGate(name: key.description)
         super.init(key: key, scope: scope, index: index)
@@ -94,7 +101,7 @@ final class Registration<Value>: AnyRegistration, @unchecked Sendable {
 
     deinit {
         instanceSlot.deinitialize(count: 1)
-        instanceSlot.deallocate()
+        UnsafeMutableRawPointer(instanceSlot).deallocate()
     }
 
     /// The shared instance. Read under the container's read lock, write under its write lock.
