@@ -7,11 +7,10 @@ import Synchronization
 enum InjectedDefaults {
     /// One table: `capacity` key words (0: empty) and as many value pointers (retained boxes).
     final class Table: @unchecked Sendable {
-        // @unchecked: slots are atomics; `count` is guarded by `writer`.
+        // @unchecked: slots are atomics.
         let capacity: Int
         let keys: UnsafeMutablePointer<Atomic<UInt>>
         let values: UnsafeMutablePointer<Atomic<UnsafeRawPointer?>>
-        var count = 0
 
         init(capacity: Int) {
             self.capacity = capacity
@@ -45,7 +44,6 @@ enum InjectedDefaults {
             // The value first: a reader that sees the key then sees its value.
             values[index].store(box, ordering: .releasing)
             keys[index].store(key, ordering: .releasing)
-            count += 1
         }
     }
 
@@ -55,7 +53,8 @@ enum InjectedDefaults {
     private static func table(at address: UInt) -> Table {
         Unmanaged<Table>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue()
     }
-    private static let writer = Locked(())
+    /// Serialises inserts; holds how many keys the table has.
+    private static let writer = Locked(0)
 
     /// The default of `key` for the execution context, computed on first use.
     static func value<K: InjectedKey>(for key: K.Type) -> K.Value {
@@ -69,10 +68,10 @@ enum InjectedDefaults {
         }
         // Computed outside the mutex: a key's default may read other keys.
         let value = ExecutionContext.current == .test ? K.testValue : K.liveValue
-        return writer.withLock { _ in
+        return writer.withLock { count in
             var table = Self.table(at: current.load(ordering: .acquiring))
             if let raced = table.find(id) { return Unmanaged<InjectedBox<K.Value>>.fromOpaque(raced).takeUnretainedValue().value }
-            if (table.count + 1) * 2 > table.capacity {
+            if (count + 1) * 2 > table.capacity {
                 let grown = Table(capacity: table.capacity * 2)
                 for index in 0..<table.capacity {
                     let stored = table.keys[index].load(ordering: .relaxed)
@@ -83,6 +82,7 @@ enum InjectedDefaults {
                 table = grown
             }
             table.insert(id, UnsafeRawPointer(Unmanaged.passRetained(InjectedBox(value)).toOpaque()))
+            count += 1
             return value
         }
     }
