@@ -203,6 +203,26 @@ private final class Named: Sendable {
         }
     }
 
+    @Test func aReplacedLiveContainerMayResolveFromItsInstancesDeinit() {
+        final class ResolvesWhenReleased: Sendable {
+            deinit { _ = UnifiedDI.resolve(Named.self) }
+        }
+        let saved = Container.live
+        defer { Container.live = saved }
+        do {
+            let container = Container()
+            container.register(ResolvesWhenReleased.self, instance: ResolvesWhenReleased())
+            container.register(Named.self, instance: Named("replaced"))
+            Container.live = container
+            #expect(UnifiedDI.resolve(Named.self)?.name == "replaced") // this thread now caches it
+        }
+        let next = Container()
+        next.register(Named.self, instance: Named("next"))
+        Container.live = next // the setter drops its reference outside its mutex
+        // This thread drops its cached one, and the instance's deinit resolves through the same frame.
+        #expect(UnifiedDI.resolve(Named.self)?.name == "next")
+    }
+
     @Test func bootstrapReplacesLiveOnlyWhenConfigured() async throws {
         let previous = Container.live
         defer { Container.live = previous }

@@ -19,10 +19,14 @@ extension Container {
     public static var live: Container {
         get { withLive { $0 } }
         set {
-            liveContainer.withLock { live in
+            let replaced = liveContainer.withLock { live in
+                let replaced = live.container
                 live = (newValue, live.generation &+ 1)
                 liveGeneration.store(live.generation, ordering: .releasing)
+                return replaced
             }
+            // Released here, outside the mutex: its deinit (and its instances') may resolve.
+            _ = replaced
         }
     }
 
@@ -39,9 +43,11 @@ extension Container {
     @usableFromInline @inline(never)
     static func refreshLive(_ frame: UnsafeMutablePointer<ThreadFrame>) {
         let (container, generation) = liveContainer.withLock { $0 }
-        frame.pointee.live?.release()
+        let previous = frame.pointee.live
         frame.pointee.live = .passRetained(container)
         frame.pointee.liveGeneration = generation
+        // Last: its deinit (and its instances') may resolve, through this frame.
+        previous?.release()
     }
 
     /// The container that overrides `live` in the current task, set by `withContainer(_:operation:)`.
