@@ -163,24 +163,22 @@ public final class Container: @unchecked Sendable {
     public func resolve<T, Arg>(_ type: T.Type = T.self, argument: Arg) -> T? {
         let thread = ThreadFrame.current
         let id = ObjectIdentifier(type)
-        let found = lock.withReadLock(shard: thread.pointee.shard) { _ -> Registration<T>? in
+        let found = lock.withReadLock(shard: thread.pointee.shard) { _ -> (Registration<T>, ArgumentFactory<Arg, T>)? in
             guard let slot = table.unnamed.pointee.lookup(id) else { return nil }
             return slot._withUnsafeGuaranteedRef { registration in
                 // Safe: every registration under the identity of `T` is a `Registration<T>`.
                 let typed = unsafeDowncast(registration, to: Registration<T>.self)
-                guard case .argument(let factory, _) = typed.maker, factory.argumentType == ObjectIdentifier(Arg.self) else {
+                guard case .argument(let factory, _) = typed.maker, let typedFactory = factory.taking(Arg.self, making: T.self) else {
                     return nil
                 }
-                return typed // counted with its timing, in `run`
+                return (typed, typedFactory) // counted with its timing, in `run`
             }
         }
         do {
-            guard let found, case .argument(let factory, _) = found.maker else {
+            guard let (registration, factory) = found else {
                 return try resolveValue(type, argument: argument) // misses and mismatches: counted and reported there
             }
-            // Safe: the factory's argument type is `Arg` (checked above), and it makes a `T`.
-            let typed = unsafeDowncast(factory, to: ArgumentFactory<Arg, T>.self)
-            return try run(found, frame: thread, counted: false) { typed.make(argument) }
+            return try run(registration, frame: thread, counted: false) { factory.make(argument) }
         } catch {
             report(error)
             return nil
@@ -204,15 +202,9 @@ public final class Container: @unchecked Sendable {
         let thread = ThreadFrame.current
         if isInstrumented && thread.pointee.sampleHit() { return try resolveSampled(type, name: name) }
         let id = ObjectIdentifier(type)
-        let hash = name.map { KeyHash.of(id, name: $0) } ?? 0
+        let hash = KeyHash.of(id, name: name)
         let found = lock.withReadLock(shard: thread.pointee.shard) { shard -> FastLookup<T> in
-            let slot: Unmanaged<AnyRegistration>?
-            if let name {
-                slot = table.named.pointee.lookup(id, name: name, hash: hash)
-            } else {
-                slot = table.unnamed.pointee.lookup(id)
-            }
-            guard let slot else { return .miss }
+            guard let slot = table.slot(id, name: name, hash: hash) else { return .miss }
             // The registration is not retained for a shared instance: its reference count would be
             // one more cache line that every thread resolving the key writes.
             return slot._withUnsafeGuaranteedRef { registration in
@@ -347,15 +339,9 @@ public final class Container: @unchecked Sendable {
 
     func lookup<T>(_ type: T.Type, name: String?, count: Bool = true) -> Lookup<T> {
         let id = ObjectIdentifier(type)
-        let hash = name.map { KeyHash.of(id, name: $0) } ?? 0
+        let hash = KeyHash.of(id, name: name)
         return lock.withReadLock { shard in
-            let slot: Unmanaged<AnyRegistration>?
-            if let name {
-                slot = table.named.pointee.lookup(id, name: name, hash: hash)
-            } else {
-                slot = table.unnamed.pointee.lookup(id)
-            }
-            guard let found = slot?.takeUnretainedValue() else { return .missing }
+            guard let found = table.slot(id, name: name, hash: hash)?.takeUnretainedValue() else { return .missing }
             if count { shard.counters.pointee.countHit(found.index) }
             // Safe: every registration under the identity of `T` is a `Registration<T>`.
             let registration = unsafeDowncast(found, to: Registration<T>.self)
@@ -413,12 +399,10 @@ public final class Container: @unchecked Sendable {
             throw failed(.argumentMismatch(type: String(describing: type), expected: "no argument",
                                            actual: "an argument of type \(Arg.self)"), index: index)
         }
-        guard factory.argumentType == ObjectIdentifier(Arg.self) else {
+        guard let typed = factory.taking(Arg.self, making: T.self) else {
             throw failed(.argumentMismatch(type: registration.key.description, expected: "an argument of type \(expected)",
                                            actual: "an argument of type \(Arg.self)"), index: registration.index)
         }
-        // Safe: the factory's argument type is `Arg`, and its value type is `T` (it is filed under `T`).
-        let typed = unsafeDowncast(factory, to: ArgumentFactory<Arg, T>.self)
         return try run(registration) { typed.make(argument) }
     }
 

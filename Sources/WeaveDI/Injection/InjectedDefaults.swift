@@ -50,27 +50,30 @@ enum InjectedDefaults {
     /// The table readers probe: the address of a retained `Table` (an integer, as `Atomic` holds no pointers that are Sendable).
     private static let current = Atomic<UInt>(UInt(bitPattern: Unmanaged.passRetained(Table(capacity: 64)).toOpaque()))
 
-    private static func table(at address: UInt) -> Table {
-        Unmanaged<Table>.fromOpaque(UnsafeRawPointer(bitPattern: address)!).takeUnretainedValue()
+    /// The table readers probe now, unretained: tables are never released.
+    private static var currentTable: Unmanaged<Table> {
+        Unmanaged<Table>.fromOpaque(UnsafeRawPointer(bitPattern: current.load(ordering: .acquiring))!)
     }
     /// Serialises inserts; holds how many keys the table has.
     private static let writer = Locked(0)
+
+    /// The value in a stored box (boxes are never released, so it is read unretained).
+    private static func unbox<Value>(_ box: UnsafeRawPointer) -> Value {
+        Unmanaged<InjectedBox<Value>>.fromOpaque(box)._withUnsafeGuaranteedRef { $0.value }
+    }
 
     /// The default of `key` for the execution context, computed on first use.
     static func value<K: InjectedKey>(for key: K.Type) -> K.Value {
         let id = UInt(bitPattern: ObjectIdentifier(key))
         // Unretained and guaranteed: tables and boxes are never released, and reference counting a
         // shared object on every read would make threads contend for its cache line.
-        let found = Unmanaged<Table>.fromOpaque(UnsafeRawPointer(bitPattern: current.load(ordering: .acquiring))!)
-            ._withUnsafeGuaranteedRef { $0.find(id) }
-        if let found {
-            return Unmanaged<InjectedBox<K.Value>>.fromOpaque(found)._withUnsafeGuaranteedRef { $0.value }
-        }
+        let found = currentTable._withUnsafeGuaranteedRef { $0.find(id) }
+        if let found { return unbox(found) }
         // Computed outside the mutex: a key's default may read other keys.
         let value = ExecutionContext.current == .test ? K.testValue : K.liveValue
         return writer.withLock { count in
-            var table = Self.table(at: current.load(ordering: .acquiring))
-            if let raced = table.find(id) { return Unmanaged<InjectedBox<K.Value>>.fromOpaque(raced).takeUnretainedValue().value }
+            var table = currentTable.takeUnretainedValue()
+            if let raced = table.find(id) { return unbox(raced) }
             if (count + 1) * 2 > table.capacity {
                 let grown = Table(capacity: table.capacity * 2)
                 for index in 0..<table.capacity {

@@ -19,7 +19,7 @@ class AnyRegistration: @unchecked Sendable {
     init(key: RegistrationKey, scope: Scope, index: Int) {
         self.key = key
         self.typeID = key.typeID
-        self.keyHash = key.name.map { KeyHash.of(key.typeID, name: $0) } ?? KeyHash.of(key.typeID)
+        self.keyHash = KeyHash.of(key.typeID, name: key.name)
         self.scope = scope
         self.index = index
     }
@@ -44,6 +44,13 @@ class AnyArgumentFactory: @unchecked Sendable {
     // @unchecked: immutable.
     @usableFromInline let argumentType: ObjectIdentifier
     init(argumentType: ObjectIdentifier) { self.argumentType = argumentType }
+
+    /// This factory, typed, if it takes an `Arg`; `nil` otherwise. `T` must be the type it is
+    /// registered under (so the factory makes a `T`).
+    @inlinable
+    func taking<Arg, T>(_: Arg.Type, making _: T.Type) -> ArgumentFactory<Arg, T>? {
+        argumentType == ObjectIdentifier(Arg.self) ? unsafeDowncast(self, to: ArgumentFactory<Arg, T>.self) : nil
+    }
 }
 
 @usableFromInline

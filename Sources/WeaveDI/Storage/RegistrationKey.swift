@@ -41,10 +41,11 @@ enum KeyHash {
         UInt64(UInt(bitPattern: Int(bitPattern: id))) &* 0x9E37_79B9_7F4A_7C15
     }
 
-    /// The hash of the type's registration under `name`.
+    /// The hash of the type's registration under `name` (`nil`: its default registration).
     @inlinable @inline(__always)
-    static func of(_ id: ObjectIdentifier, name: String) -> UInt64 {
-        of(id) ^ (name.utf8.withContiguousStorageIfAvailable { bytes(UnsafeRawBufferPointer($0)) }
+    static func of(_ id: ObjectIdentifier, name: String?) -> UInt64 {
+        guard let name else { return of(id) }
+        return of(id) ^ (name.utf8.withContiguousStorageIfAvailable { bytes(UnsafeRawBufferPointer($0)) }
             ?? Array(name.utf8).withUnsafeBytes(bytes))
     }
 

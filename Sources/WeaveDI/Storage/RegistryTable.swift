@@ -26,8 +26,15 @@ final class RegistryTable: @unchecked Sendable {
 
     /// The registration of any key, named or not.
     func lookup(_ key: RegistrationKey) -> AnyRegistration? {
-        guard let name = key.name else { return unnamed.pointee.lookup(key.typeID)?.takeUnretainedValue() }
-        return named.pointee.lookup(key.typeID, name: name, hash: KeyHash.of(key.typeID, name: name))?.takeUnretainedValue()
+        slot(key.typeID, name: key.name, hash: KeyHash.of(key.typeID, name: key.name))?.takeUnretainedValue()
+    }
+
+    /// The registration of the type under `name` (`nil`: its default one), whose `KeyHash` is
+    /// `hash` (computed by the caller, outside the lock); unretained.
+    @inlinable @inline(__always)
+    func slot(_ id: ObjectIdentifier, name: String?, hash: UInt64) -> Unmanaged<AnyRegistration>? {
+        guard let name else { return unnamed.pointee.lookup(id) }
+        return named.pointee.lookup(id, name: name, hash: hash)
     }
 
     /// Stores `registration`, returning the one it replaces (for the caller to drop outside the lock).
