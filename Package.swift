@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "WeavePrometheus", targets: ["WeavePrometheus"]),
         .library(name: "WeaveHealthServer", targets: ["WeaveHealthServer"]),
         .library(name: "WeaveSystemd", targets: ["WeaveSystemd"]),
+        .library(name: "WeaveAppEndpoint", targets: ["WeaveAppEndpoint"]),
         .executable(name: "weave-healthd", targets: ["weave-healthd"]),
         .executable(name: "weave-health", targets: ["weave-health"]),
     ],
@@ -53,6 +54,19 @@ let package = Package(
             ]
         ),
         .testTarget(name: "WeaveHealthServerTests", dependencies: ["WeaveHealthServer"]),
+        // What an application adds to be seen by weave-healthd: its container and health served on a
+        // discoverable Unix socket, as one swift-service-lifecycle Service.
+        .target(
+            name: "WeaveAppEndpoint",
+            dependencies: [
+                "WeaveDI", "WeaveHealth", "WeavePrometheus", "WeaveHealthServer", "WeaveSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(name: "WeaveAppEndpointTests", dependencies: ["WeaveAppEndpoint"]),
         // libsystemd (Debian libsystemd-dev), called directly: journald, sd_notify, socket activation.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(

@@ -120,6 +120,7 @@ public struct HealthRouter: Sendable {
         }
         var body = "{\"status\":\"\(Self.ietfStatus(aggregate))\",\"version\":\(JSONText.quoted(identity.version))"
         body += ",\"serviceId\":\(JSONText.quoted(identity.serviceID)),\"description\":\(JSONText.quoted(identity.description))"
+        if let instance = identity.instance { body += ",\"instance\":\(JSONText.quoted(instance))" }
         if !lifecycle.isStarted && details { body += ",\"output\":\"the first health round has not finished\"" }
         body += ",\"checks\":{\(checks.joined(separator: ","))}}"
         let status = switch aggregate {

@@ -80,7 +80,9 @@ public struct HealthServerConfiguration: Sendable {
                 maxBodyBytes: Int = 4_096, requestTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60),
                 maxConnections: Int = 512, reservedConnections: Int = 16) {
         self.listeners = listeners
-        self.detailsPolicy = detailsPolicy ?? (listeners.allSatisfy(\.isLocal) ? .always : .never)
+        // Details by default only where every listener is local; with no listener of its own (routes
+        // mounted in an application's router) nobody can say who asks, so none.
+        self.detailsPolicy = detailsPolicy ?? (!listeners.isEmpty && listeners.allSatisfy(\.isLocal) ? .always : .never)
         self.bearerToken = bearerToken
         self.statusCodes = statusCodes
         self.maxHeaderBytes = maxHeaderBytes

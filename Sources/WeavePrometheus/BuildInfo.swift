@@ -1,4 +1,4 @@
-/// `weave_build_info{version,swift} 1`: which build of the service answers.
+/// `weave_build_info{version,swift[,instance]} 1`: which build of the service answers.
 public struct BuildInfo: MetricCollector {
     public let identity: ServiceIdentity
 
@@ -8,7 +8,7 @@ public struct BuildInfo: MetricCollector {
 
     public func collect() async -> [MetricFamily] {
         [.gauge("weave_build_info", "Build information of \(identity.serviceID); the value is always 1.",
-                [([("version", identity.version), ("swift", Self.swiftVersion)], 1)])]
+                [([("version", identity.version), ("swift", Self.swiftVersion)] + (identity.instance.map { [("instance", $0)] } ?? []), 1)])]
     }
 
     static var swiftVersion: String {

@@ -65,6 +65,12 @@ public struct ContainerMetrics: MetricCollector {
 }
 
 extension ContainerMetrics {
+    /// The names of the families this collector is the home of.
+    public static let familyNames: Set<String> = [
+        "weave_resolutions", "weave_instances_created", "weave_slow_resolutions", "weave_resolution_errors",
+        "weave_resolve_duration_seconds", "weave_registrations", "weave_cache_evictions", "weave_memory_pressure_events",
+    ]
+
     /// The `le` label of every bucket, `+Inf` last, spelled once (`1e-06`, `0.5`, `10.0`).
     static let boundLabels: [String] = LatencyHistogram.bounds.map { "\($0)" } + ["+Inf"]
 }

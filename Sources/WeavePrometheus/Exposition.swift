@@ -28,11 +28,14 @@ public enum Exposition {
         }
     }
 
-    /// The exposition of `families` as UTF-8 bytes.
+    /// The exposition of `families` as UTF-8 bytes. Families that share a name are written as one
+    /// (one HELP and TYPE, the first family's): their series are concatenated when they are of the same
+    /// kind, and a later family of another kind is left out. Series must differ by their labels (an
+    /// `app` label, say) across families of one name.
     public static func render(_ families: [MetricFamily], format: Format) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(families.reduce(0) { $0 + estimatedSize($1) })
-        for family in families.sorted(by: { $0.name < $1.name }) {
+        for family in merged(families) {
             // The text format names a counter family as its samples are named; OpenMetrics drops `_total`.
             let familyName = format == .prometheusText && family.kind == .counter ? family.name + "_total" : family.name
             out.append(contentsOf: "# HELP ".utf8)
@@ -69,8 +72,27 @@ public enum Exposition {
             for series in family.histograms {
                 appendHistogram(&out, name: name, series, bucketEnds: &bucketEnds)
             }
+            out.append(contentsOf: family.preformatted)
         }
         if format == .openMetrics { out.append(contentsOf: "# EOF\n".utf8) }
+        return out
+    }
+
+    /// `families` sorted by name (stable), those of one name folded into the first of them.
+    static func merged(_ families: [MetricFamily]) -> [MetricFamily] {
+        var out: [MetricFamily] = []
+        out.reserveCapacity(families.count)
+        for family in families.enumerated().sorted(by: { ($0.element.name, $0.offset) < ($1.element.name, $1.offset) }).map(\.element) {
+            guard let last = out.last, last.name == family.name else {
+                out.append(family)
+                continue
+            }
+            guard last.kind == family.kind else { continue }
+            out[out.count - 1].samples += family.samples
+            out[out.count - 1].histograms += family.histograms
+            out[out.count - 1].preformatted += family.preformatted
+            if out[out.count - 1].unit == nil { out[out.count - 1].unit = family.unit }
+        }
         return out
     }
 
@@ -132,7 +154,7 @@ public enum Exposition {
             let line = name + series.labels.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + 40
             size += line * (series.bucketCounts.count + 2)
         }
-        return size
+        return size + family.preformatted.count
     }
 
     /// A label value with backslash, double quote and line feed escaped, appended without copies

@@ -14,6 +14,9 @@ public struct HealthMetrics: MetricCollector {
         Self.families(await report())
     }
 
+    /// The names of the families this collector is the home of.
+    public static let familyNames: Set<String> = ["weave_health_status", "weave_health_check_duration_seconds"]
+
     public static func families(_ report: HealthReport) -> [MetricFamily] {
         let names = report.checks.keys.sorted()
         var states: [([(String, String)], Double)] = []

@@ -7,16 +7,20 @@ public protocol MetricCollector: Sendable {
 }
 
 /// Who serves the metrics and health endpoints: the service's name (`serviceId` in `/health`, the
-/// program in `weave_build_info`'s help), what it is, and its version. Libraries take it as a value;
-/// only a program names itself.
+/// program in `weave_build_info`'s help), what it is, its version, and which running copy of it this
+/// is. Libraries take it as a value; only a program names itself.
 public struct ServiceIdentity: Sendable, Equatable {
     public var serviceID: String
     public var description: String
     public var version: String
+    /// Which copy of the service answers, when several run (a host and port, a pod name): `/health`'s
+    /// `instance` and a label of `weave_build_info`.
+    public var instance: String?
 
-    public init(serviceID: String, description: String, version: String) {
+    public init(serviceID: String, description: String, version: String, instance: String? = nil) {
         self.serviceID = serviceID
         self.description = description
         self.version = version
+        self.instance = instance
     }
 }

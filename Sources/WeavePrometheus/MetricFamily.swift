@@ -1,7 +1,7 @@
 /// One metric family: its name, type, help, optional unit, and samples.
 public struct MetricFamily: Sendable, Equatable {
     public enum Kind: String, Sendable {
-        case counter, gauge, histogram
+        case counter, gauge, histogram, summary
     }
 
     /// One line of the exposition: the family name plus `suffix` (`_total`, `_bucket`, …), labels and a value.
@@ -53,15 +53,19 @@ public struct MetricFamily: Sendable, Equatable {
     public var samples: [Sample]
     /// Histogram series, written after `samples`: a large histogram family needs no `Sample` per bucket.
     public var histograms: [HistogramSeries]
+    /// Sample lines already in exposition syntax (each ending in a line feed, the same in both
+    /// formats), written last: the series another process rendered, relabelled (see `ExpositionParser`).
+    public var preformatted: [UInt8]
 
     public init(name: String, kind: Kind, help: String, unit: String? = nil, samples: [Sample] = [],
-                histograms: [HistogramSeries] = []) {
+                histograms: [HistogramSeries] = [], preformatted: [UInt8] = []) {
         self.name = name
         self.kind = kind
         self.help = help
         self.unit = unit
         self.samples = samples
         self.histograms = histograms
+        self.preformatted = preformatted
     }
 
     /// A counter family; `name` without `_total`.

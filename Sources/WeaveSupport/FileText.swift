@@ -11,7 +11,7 @@ package struct FileReadError: Error, CustomStringConvertible {
 /// the end, whatever size they claim); the error says why not, with the errno text or the size.
 package func readTextFile(_ path: String, limit: Int) -> Result<String, FileReadError> {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return .failure(FileReadError(String(cString: strerror(errno)))) }
+    guard fd >= 0 else { return .failure(FileReadError(SystemError.text(errno))) }
     defer { close(fd) }
     var bytes: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -19,7 +19,7 @@ package func readTextFile(_ path: String, limit: Int) -> Result<String, FileRead
         let count = read(fd, &buffer, buffer.count)
         if count < 0 {
             if errno == EINTR { continue }
-            return .failure(FileReadError(String(cString: strerror(errno))))
+            return .failure(FileReadError(SystemError.text(errno)))
         }
         if count == 0 { break }
         bytes += buffer[..<count]

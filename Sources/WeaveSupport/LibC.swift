@@ -6,3 +6,9 @@
 #elseif canImport(Darwin)
 @_exported import Darwin
 #endif
+
+/// The C library's words for an error number.
+package enum SystemError {
+    /// `strerror(code)`: "No such file or directory", "Connection refused".
+    package static func text(_ code: Int32) -> String { String(cString: strerror(code)) }
+}

@@ -50,7 +50,7 @@ struct HTTPProbe {
             let sent = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if sent < 0 {
                 if errno == EAGAIN || errno == EINTR { continue }
-                throw .unreachable("send: \(String(cString: strerror(errno)))")
+                throw .unreachable("send: \(SystemError.text(errno))")
             }
             bytes = bytes.dropFirst(sent)
         }
@@ -62,7 +62,7 @@ struct HTTPProbe {
             let count = recv(socket, &buffer, buffer.count, 0)
             if count < 0 {
                 if errno == EAGAIN || errno == EINTR { continue }
-                throw .unreachable("recv: \(String(cString: strerror(errno)))")
+                throw .unreachable("recv: \(SystemError.text(errno))")
             }
             if count == 0 {
                 guard let reply = try HTTPReply.parse(response, complete: true) else {
@@ -118,9 +118,9 @@ struct HTTPProbe {
     private func connect(family: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t,
                          until connectDeadline: ContinuousClock.Instant) throws(ProbeError) -> Int32 {
         let socket = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard socket >= 0 else { throw .unreachable("socket: \(String(cString: strerror(errno)))") }
+        guard socket >= 0 else { throw .unreachable("socket: \(SystemError.text(errno))") }
         if Glibc.connect(socket, address, length) != 0 && errno != EINPROGRESS {
-            let message = String(cString: strerror(errno))
+            let message = SystemError.text(errno)
             close(socket)
             throw .unreachable(message)
         }
@@ -135,7 +135,7 @@ struct HTTPProbe {
         getsockopt(socket, SOL_SOCKET, SO_ERROR, &failure, &size)
         guard failure == 0 else {
             close(socket)
-            throw .unreachable(String(cString: strerror(failure)))
+            throw .unreachable(SystemError.text(failure))
         }
         return socket
     }
@@ -148,7 +148,7 @@ struct HTTPProbe {
             let milliseconds = Int32(min(remaining.totalNanoseconds / 1_000_000 + 1, 60_000))
             let ready = poll(&descriptor, 1, milliseconds)
             if ready > 0 { return }
-            if ready < 0 && errno != EINTR { throw .unreachable("poll: \(String(cString: strerror(errno)))") }
+            if ready < 0 && errno != EINTR { throw .unreachable("poll: \(SystemError.text(errno))") }
         }
     }
 }

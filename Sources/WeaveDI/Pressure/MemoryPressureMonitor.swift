@@ -91,7 +91,7 @@ public final class MemoryPressureMonitor: Sendable {
             var pipeFDs: [Int32] = [0, 0]
             guard pipe(&pipeFDs) == 0 else {
                 watch.release()
-                state.source = .unavailable(reason: "pipe: \(String(cString: strerror(errno)))")
+                state.source = .unavailable(reason: "pipe: \(SystemError.text(errno))")
                 return state.source!
             }
             state.wakeFD = pipeFDs[1]

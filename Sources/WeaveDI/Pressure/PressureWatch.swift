@@ -11,7 +11,7 @@ enum PressureWatch {
 
     struct OpenError: Error, CustomStringConvertible {
         let description: String
-        init(_ what: String) { description = "\(what): \(String(cString: strerror(errno)))" }
+        init(_ what: String) { description = "\(what): \(SystemError.text(errno))" }
         init(message: String) { description = message }
     }
 
@@ -121,7 +121,7 @@ final class WatchLoop: @unchecked Sendable {
             pthread_detach(thread)
         } else {
             Unmanaged<WatchLoop>.fromOpaque(context).release()
-            DILog.log(.errors, .error, "Could not start the memory-pressure thread: \(String(cString: strerror(status)))")
+            DILog.log(.errors, .error, "Could not start the memory-pressure thread: \(SystemError.text(status))")
         }
     }
 
@@ -143,7 +143,7 @@ final class WatchLoop: @unchecked Sendable {
             let ready = poll(&fds, nfds_t(fds.count), timeout)
             if ready < 0 {
                 if errno == EINTR { continue }
-                DILog.log(.errors, .error, "Memory-pressure poll failed: \(String(cString: strerror(errno)))")
+                DILog.log(.errors, .error, "Memory-pressure poll failed: \(SystemError.text(errno))")
                 return
             }
             if fds[0].revents != 0 { return } // stop() was called

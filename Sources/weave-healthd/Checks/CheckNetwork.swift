@@ -22,7 +22,7 @@ enum NetworkFailure {
     private static func cause(_ error: any Error) -> String {
         switch error {
         case let error as IOError:
-            return String(cString: strerror(error.errnoCode)).lowercased()
+            return SystemError.text(error.errnoCode).lowercased()
         case ChannelError.connectTimeout(let amount):
             return "no connection within \(Double(amount.nanoseconds) / 1e9) s"
         case is NIOConnectionError:

@@ -15,7 +15,7 @@ struct DiskCheck: HealthCheckable {
     func healthCheck() async -> HealthStatus {
         var info = statvfs()
         guard statvfs(path, &info) == 0 else {
-            return .unhealthy(error: CheckFailure("statvfs \(path): \(String(cString: strerror(errno)))"))
+            return .unhealthy(error: CheckFailure("statvfs \(path): \(SystemError.text(errno))"))
         }
         let free = Double(info.f_bavail) * Double(info.f_frsize)
         let total = Double(info.f_blocks) * Double(info.f_frsize)

@@ -37,7 +37,7 @@ struct ExecCheck: HealthCheckable {
 
     private func run() async throws -> (Int32, String) {
         var pipe: [Int32] = [0, 0]
-        guard Glibc.pipe(&pipe) == 0 else { throw CheckFailure("pipe: \(String(cString: strerror(errno)))") }
+        guard Glibc.pipe(&pipe) == 0 else { throw CheckFailure("pipe: \(SystemError.text(errno))") }
         _ = fcntl(pipe[0], F_SETFL, fcntl(pipe[0], F_GETFL) | O_NONBLOCK)
         _ = fcntl(pipe[0], F_SETFD, FD_CLOEXEC)
         var actions = posix_spawn_file_actions_t()
@@ -73,7 +73,7 @@ struct ExecCheck: HealthCheckable {
         close(pipe[1])
         guard status == 0 else {
             close(pipe[0])
-            throw CheckFailure(String(cString: strerror(status)))
+            throw CheckFailure(SystemError.text(status))
         }
         let reader = pipe[0]
         let child = pid

@@ -12,7 +12,7 @@ struct FileCheck: HealthCheckable {
     func healthCheck() async -> HealthStatus {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            return .unhealthy(error: CheckFailure("\(path): \(String(cString: strerror(errno)))"))
+            return .unhealthy(error: CheckFailure("\(path): \(SystemError.text(errno))"))
         }
         let age = WallClock.now() - (Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
         observations.record(name, value: (age * 10).rounded() / 10, unit: "s")

@@ -1,0 +1,80 @@
+import WeaveHealth
+import WeaveHealthServer
+import WeavePrometheus
+
+extension AppEndpoint {
+    /// Where the endpoint listens and what it shows.
+    public struct Configuration: Sendable {
+        /// The directory weave-healthd watches for application sockets by default.
+        public static let defaultDirectory = "/run/weave/apps"
+
+        /// The endpoint's Unix socket.
+        public enum Socket: Sendable, Equatable {
+            /// `<directory>/<name>.sock`, where the daemon discovers it (the name is the identity's
+            /// `serviceID`, with characters other than letters, digits, `.`, `_` and `-` made `_`).
+            case discoverable(directory: String = Configuration.defaultDirectory)
+            /// A socket at this path, for a daemon configured to read it (`apps: sockets:`).
+            case path(String)
+            /// No socket: only `tcp`, or only the routes mounted in the application's own router.
+            case none
+        }
+
+        public var socket: Socket
+        /// The socket file's mode: 0660 lets the socket's group (the daemon's) connect.
+        public var socketMode: UInt32
+        /// A TCP listener as well, such as `127.0.0.1:9400`.
+        public var tcp: (host: String, port: Int)?
+        /// Whether health bodies carry each check's reason. Private (`.never`) unless the application
+        /// opts in: the reasons of an application's checks go to its log.
+        public var details: DetailsPolicy
+        /// The bearer token when `details` is `.whenAuthorized`.
+        public var bearerToken: String?
+        /// Interval, timeout and damping of checks that have no settings of their own.
+        public var healthCheckDefaults: HealthCheckSettings
+        /// Open connections at most: the daemon needs two per scrape.
+        public var maxConnections: Int
+        /// Whether `run()` starts the process's memory-pressure monitor, so `.cached` instances are
+        /// evicted and `onMemoryPressure` handlers run.
+        public var watchesMemoryPressure: Bool
+
+        public init(socket: Socket = .discoverable(), socketMode: UInt32 = 0o660, tcp: (host: String, port: Int)? = nil,
+                    details: DetailsPolicy = .never, bearerToken: String? = nil,
+                    healthCheckDefaults: HealthCheckSettings = HealthCheckSettings(), maxConnections: Int = 64,
+                    watchesMemoryPressure: Bool = true) {
+            self.socket = socket
+            self.socketMode = socketMode
+            self.tcp = tcp
+            self.details = details
+            self.bearerToken = bearerToken
+            self.healthCheckDefaults = healthCheckDefaults
+            self.maxConnections = max(maxConnections, 4)
+            self.watchesMemoryPressure = watchesMemoryPressure
+        }
+
+        /// The listeners for an application called `identity.serviceID`.
+        func listeners(for identity: ServiceIdentity) -> [Listener] {
+            var listeners: [Listener] = []
+            switch socket {
+            case .discoverable(let directory):
+                listeners.append(.unix(path: directory + "/" + Self.socketName(identity.serviceID) + ".sock", mode: socketMode))
+            case .path(let path):
+                listeners.append(.unix(path: path, mode: socketMode))
+            case .none:
+                break
+            }
+            if let tcp { listeners.append(.tcp(host: tcp.host, port: tcp.port)) }
+            return listeners
+        }
+
+        /// `name` as a socket file name and the daemon's `app` label: `[A-Za-z0-9._-]`, never empty or hidden.
+        public static func socketName(_ name: String) -> String {
+            var out = ""
+            for scalar in name.unicodeScalars {
+                let allowed = ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+                    || scalar == "_" || scalar == "-" || (scalar == "." && !out.isEmpty)
+                out.unicodeScalars.append(allowed ? scalar : "_")
+            }
+            return out.isEmpty ? "_" : out
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+import WeaveAppEndpoint
+import WeaveDI
+import WeaveHealth
+import WeaveHealthServer
+import WeavePrometheus
+
+private struct Degraded: HealthCheckable {
+    func healthCheck() async -> HealthStatus { .degraded(reason: "secret reason") }
+}
+
+private final class Service1: Sendable {}
+
+/// GET `path` over the Unix socket at `socketPath`; the whole response as text.
+private func get(_ path: String, socketPath: String) throws -> String {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+        for (index, byte) in socketPath.utf8.enumerated() { buffer[index] = byte }
+    }
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard connected == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno)!) }
+    let request = "GET \(path) HTTP/1.1\r\nHost: app\r\nConnection: close\r\n\r\n"
+    _ = request.withCString { send(fd, $0, strlen($0), 0) }
+    var response: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let count = recv(fd, &buffer, buffer.count, 0)
+        if count <= 0 { break }
+        response += buffer[0..<count]
+    }
+    return String(decoding: response, as: UTF8.self)
+}
+
+@Suite struct AppEndpointTests {
+    @Test func servesTheContainerAndItsChecksOnADiscoverableSocket() async throws {
+        let directory = NSTemporaryDirectory() + "weave-apps-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let container = Container()
+        container.register(Service1.self) { Service1() }
+        container.register("payments", (any HealthCheckable).self, scope: .singleton) { Degraded() }
+        _ = container.resolve(Service1.self)
+        let endpoint = AppEndpoint(container: container,
+                                   identity: ServiceIdentity(serviceID: "orders/v2", description: "orders", version: "1.2.3", instance: "host-a"),
+                                   configuration: .init(socket: .discoverable(directory: directory)))
+        let running = Task { try await endpoint.run() }
+        let socketPath = directory + "/orders_v2.sock"
+        var tries = 0
+        while endpoint.boundListeners == nil || !endpoint.router.lifecycle.isStarted {
+            tries += 1
+            #expect(tries < 2_000, "the endpoint did not start")
+            if tries >= 2_000 { break }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        var status = stat()
+        #expect(stat(socketPath, &status) == 0)
+        #expect(status.st_mode & 0o777 == 0o660)
+
+        let metrics = try get("/metrics", socketPath: socketPath)
+        #expect(metrics.contains("weave_resolutions_total{service=\"Service1\"} 1"))
+        #expect(metrics.contains("weave_health_status{service=\"payments\",state=\"degraded\"} 1"))
+        #expect(metrics.contains("instance=\"host-a\""))
+        #expect(metrics.contains("Build information of orders/v2"))
+
+        let health = try get("/health", socketPath: socketPath)
+        #expect(health.contains("\"status\":\"warn\""))
+        #expect(health.contains("\"serviceId\":\"orders/v2\""))
+        #expect(health.contains("\"instance\":\"host-a\""))
+        #expect(!health.contains("secret reason"), "details are private unless the application opts in")
+
+        running.cancel()
+        _ = try? await running.value
+        #expect(stat(socketPath, &status) != 0, "the socket is removed when the endpoint stops")
+    }
+
+    @Test func socketNamesAreSafeFileNames() {
+        #expect(AppEndpoint.Configuration.socketName("orders") == "orders")
+        #expect(AppEndpoint.Configuration.socketName("../etc/passwd") == "_._etc_passwd")
+        #expect(AppEndpoint.Configuration.socketName("") == "_")
+        #expect(AppEndpoint.Configuration.socketName(".hidden") == "_hidden")
+    }
+
+    @Test func detailsArePrivateWithoutListeners() {
+        #expect(HealthServerConfiguration(listeners: []).detailsPolicy == .never)
+        #expect(HealthServerConfiguration(listeners: [.tcp(host: "127.0.0.1", port: 1)]).detailsPolicy == .always)
+    }
+}
