@@ -74,7 +74,7 @@ let package = Package(
             dependencies: ["CSystemd", "WeaveSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "WeaveSystemdTests", dependencies: ["WeaveSystemd"]),
-        .testTarget(name: "WeaveHealthdTests", dependencies: ["weave-healthd", "WeaveDI", "WeaveHealth", "WeaveHealthServer"]),
+        .testTarget(name: "WeaveHealthdTests", dependencies: ["weave-healthd", "WeaveDI", "WeaveHealth", "WeaveHealthServer", "WeaveAppEndpoint"]),
         .executableTarget(
             name: "weave-healthd",
             dependencies: [

@@ -26,6 +26,9 @@ public struct HealthCheckSettings: Sendable, Equatable {
     public static let live = "live"
     /// The readiness group.
     public static let ready = "ready"
+    /// Components of another application that a server aggregates (weave-healthd's `<app>/<check>`):
+    /// they always count for readiness and never for liveness.
+    public static let application = "application"
 }
 
 /// What the monitor keeps for one check.

@@ -164,17 +164,26 @@ public struct HealthRouter: Sendable {
         return probeResponse("readyz", probes, request)
     }
 
+    /// The server's own checks in `ready` (or outside `live` when none is in `ready`), then every
+    /// aggregated application component.
     private func readinessChecks(_ report: HealthReport) -> [HealthCheckRecord] {
         let records = report.checks.values.sorted { $0.name < $1.name }
-        if records.contains(where: { $0.groups.contains(HealthCheckSettings.ready) }) {
-            return records.filter { $0.groups.contains(HealthCheckSettings.ready) }
+        let components = records.filter { $0.groups.contains(HealthCheckSettings.application) }
+        let own = records.filter { !$0.groups.contains(HealthCheckSettings.application) }
+        if own.contains(where: { $0.groups.contains(HealthCheckSettings.ready) }) {
+            return own.filter { $0.groups.contains(HealthCheckSettings.ready) } + components
         }
-        return records.filter { !$0.groups.contains(HealthCheckSettings.live) }
+        return own.filter { !$0.groups.contains(HealthCheckSettings.live) } + components
     }
 
+    /// `/readyz/<check>`, or `/readyz/<app>`: fails when the check (or the application, or any of its
+    /// `<app>/…` components) is unhealthy.
     private func readyzSingle(_ name: String) async -> HealthResponse {
-        guard let record = await source.healthReport().checks[name] else { return text(404, "no check named \(name)\n") }
-        return record.status.state == .unhealthy ? text(503, "[-]\(name) failed\n") : text(200, "ok\n")
+        let checks = await source.healthReport().checks
+        let records = (checks[name].map { [$0] } ?? []) + checks.values.filter { $0.name.hasPrefix(name + "/") }
+        guard !records.isEmpty else { return text(404, "no check named \(name)\n") }
+        let failed = records.filter { $0.status.state == .unhealthy }.map(\.name).sorted()
+        return failed.isEmpty ? text(200, "ok\n") : text(503, failed.map { "[-]\($0) failed\n" }.joined())
     }
 
     private func probeResponse(_ endpoint: String, _ probes: [Probe], _ request: HealthRequest) -> HealthResponse {

@@ -7,7 +7,8 @@ public struct BuildInfo: MetricCollector {
     }
 
     public func collect() async -> [MetricFamily] {
-        [.gauge("weave_build_info", "Build information of \(identity.serviceID); the value is always 1.",
+        // The help names no program: an aggregating server (weave-healthd) shows the applications' series in one family.
+        [.gauge("weave_build_info", "Which build answers: the program's version and Swift release; the value is always 1.",
                 [([("version", identity.version), ("swift", Self.swiftVersion)] + (identity.instance.map { [("instance", $0)] } ?? []), 1)])]
     }
 

@@ -1,3 +1,5 @@
+import WeaveSupport
+
 /// One check of weave-healthd's `/health` (application/health+json, IETF health-check draft).
 struct CheckResult: Equatable {
     enum State: String, Comparable {

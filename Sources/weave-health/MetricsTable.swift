@@ -14,13 +14,21 @@ struct MetricsTable {
 
     var rows: [Row]
 
-    /// Reads the weave_* families of a Prometheus text exposition (0.0.4 or OpenMetrics).
-    init(exposition: String) {
+    /// Reads the weave_* families of a Prometheus text exposition (0.0.4 or OpenMetrics). From a
+    /// daemon that aggregates applications, a service is `<app>/<service>`, and the daemon's own
+    /// (its check objects, without an `app` label) are left out unless `includeOwn`.
+    init(exposition: String, includeOwn: Bool = false) {
         var byService: [String: Row] = [:]
         var buckets: [String: [Double: Double]] = [:] // service → le → cumulative count (paths summed)
         func row(_ service: String) -> Row { byService[service] ?? Row(service: service) }
+        let aggregated = exposition.contains("app=\"")
         for line in exposition.split(separator: "\n") where !line.hasPrefix("#") {
-            guard let sample = Sample(line), let service = sample.labels["service"] else { continue }
+            guard let sample = Sample(line), var service = sample.labels["service"] else { continue }
+            if let app = sample.labels["app"] {
+                service = app + "/" + service
+            } else if aggregated && !includeOwn {
+                continue
+            }
             var current = row(service)
             switch sample.name {
             case "weave_resolutions_total", "weave_resolutions": current.resolutions += sample.value

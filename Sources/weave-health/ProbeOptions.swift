@@ -27,6 +27,8 @@ struct ProbeOptions {
     var timeout: Duration = .seconds(3)
     var watch: Duration?
     var limit = 20
+    /// `top --own`: the daemon's own services too, beside its applications'.
+    var includeOwn = false
     var metricsFile: String?
     var showVersion = false
     var showHelp = false
@@ -88,6 +90,7 @@ struct ProbeOptions {
                 guard let count = Int(text), count > 0 else { throw UsageError(message: "--limit needs a positive number") }
                 limit = count
             case "--file": metricsFile = try value(name)
+            case "--own": includeOwn = true
             case "--version": showVersion = true
             case "--help", "-h": showHelp = true
             default: throw UsageError(message: "unknown argument '\(argument)'")
@@ -96,8 +99,8 @@ struct ProbeOptions {
         if !checks.isEmpty { mode = .checks(checks) }
         guard modes.count <= 1 else { throw UsageError(message: "\(modes.joined(separator: " and ")) cannot be combined") }
         guard connectTimeout <= timeout else { throw UsageError(message: "--connect-timeout cannot exceed --timeout") }
-        if top && (mode != .overall || output == .nagios) { throw UsageError(message: "top takes --url/--unix/--config, --watch, --limit, --file") }
-        if !top && (watch != nil || metricsFile != nil) { throw UsageError(message: "--watch and --file belong to 'weave-health top'") }
+        if top && (mode != .overall || output == .nagios) { throw UsageError(message: "top takes --url/--unix/--config, --watch, --limit, --file, --own") }
+        if !top && (watch != nil || metricsFile != nil || includeOwn) { throw UsageError(message: "--watch, --file and --own belong to 'weave-health top'") }
     }
 
     /// `3s`, `500ms`, `1.5` (seconds).

@@ -28,7 +28,7 @@ enum Top {
                     (text, source) = ("", "\(target): \(error)")
                 }
             }
-            let table = MetricsTable(exposition: text).render(source: source, limit: options.limit, color: color)
+            let table = MetricsTable(exposition: text, includeOwn: options.includeOwn).render(source: source, limit: options.limit, color: color)
             guard let interval = options.watch else {
                 write(table, to: 1)
                 return 0

@@ -4,7 +4,7 @@ import WeaveSupport
 /// systemd ExecStartPost=/ExecCondition=, Nagios/Icinga, and people at a terminal.
 let help = """
     Usage: weave-health [TARGET] [WHAT] [OUTPUT] [--connect-timeout D] [--timeout D] [--strict]
-           weave-health top [TARGET] [--watch [SECONDS]] [--limit N] [--file METRICS.txt]
+           weave-health top [TARGET] [--watch [SECONDS]] [--limit N] [--file METRICS.txt] [--own]
 
     Asks weave-healthd how it is. Never takes longer than --timeout.
 
@@ -13,7 +13,8 @@ let help = """
              default: $WEAVE_HEALTH_URL, else http://127.0.0.1:9096
     WHAT     (default) overall health, from /health
              --live | --ready      Kubernetes-style /livez or /readyz
-             --check NAME          one check; repeat for several in one run
+             --check NAME          one check; repeat for several in one run; an application's
+                                   component is APP/CHECK (orders/Database)
              --connect-only        only that the endpoint accepts a connection
     OUTPUT   (default) one line per check, coloured on a terminal unless NO_COLOR is set
              --json                the health+json document, plus the probe's own timing
@@ -26,7 +27,8 @@ let help = """
     With --nagios: 0 OK, 1 WARNING, 2 CRITICAL (also unreachable and timeouts), 3 UNKNOWN.
 
     top (or stats) reads /metrics and lists the slowest services by p50/p99 resolve time, with
-    error counts and health; --watch refreshes it every 2 s (or SECONDS).
+    error counts and health; --watch refreshes it every 2 s (or SECONDS). From a daemon that
+    aggregates applications it lists their services as APP/SERVICE; --own adds the daemon's own.
 
     Examples:
       Docker:      HEALTHCHECK --interval=10s --timeout=4s CMD ["weave-health", "--quiet"]

@@ -34,12 +34,12 @@ struct ConfigurationLoader {
         }
         guard let root = document else { throw error(nil, "the configuration is empty") }
         let top = try mapping(root, allowed: ["listen", "details", "bearer_token_file", "slow_resolution_threshold",
-                                              "memory_pressure", "status_codes", "log_rate_limit", "checks"])
+                                              "memory_pressure", "status_codes", "log_rate_limit", "checks", "apps"])
         var configuration = DaemonConfiguration(
             listeners: [.tcp(host: "127.0.0.1", port: Defaults.port)], detailsPolicy: nil, bearerTokenFile: nil, bearerToken: nil,
             slowResolutionThreshold: InstrumentationSettings.default.slowResolutionThreshold,
             memoryPressureTrigger: "some 150000 1000000", statusCodes: (200, 200, 503),
-            logRateLimit: InstrumentationSettings.default.logRateLimit, checks: [])
+            logRateLimit: InstrumentationSettings.default.logRateLimit, checks: [], apps: AppsConfiguration())
         if let listen = top["listen"] { configuration.listeners = try listeners(listen, resolving: consultingTheSystem) }
         if let details = top["details"] {
             let value = try string(details)
@@ -118,6 +118,7 @@ struct ConfigurationLoader {
                 configuration.checks.append(check)
             }
         }
+        if let apps = top["apps"] { configuration.apps = try self.apps(apps) }
         return configuration
     }
 

@@ -16,6 +16,8 @@ struct DaemonConfiguration: Sendable {
     /// Records per service and window for slow-resolution and resolution-error logs.
     var logRateLimit: LogRateLimit
     var checks: [CheckConfiguration]
+    /// The applications whose endpoints are aggregated.
+    var apps: AppsConfiguration
 
     /// The daemon container's instrumentation settings (each runtime's container has its own).
     var instrumentation: InstrumentationSettings {

@@ -16,7 +16,7 @@ struct MonitorService: Service {
 
     func run() async throws {
         var runtime = source.runtime
-        _ = await runtime.monitor.checkAll()
+        await runtime.firstRound()
         lifecycle.markStarted()
         var running = Task { [monitor = runtime.monitor] in await monitor.run() }
         for await _ in reloads.cancelOnGracefulShutdown() {
@@ -27,6 +27,20 @@ struct MonitorService: Service {
         }
         running.cancel()
         await running.value
+    }
+}
+
+/// Reads the current runtime's applications' health every `apps.health_interval` (a reload may
+/// change it), after the first round `MonitorService` runs. Cancelled at shutdown.
+struct AppHealthService: Service {
+    let source: DaemonSource
+
+    func run() async throws {
+        while true {
+            let interval = source.runtime.apps.configuration.healthInterval
+            do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) } } catch { return }
+            await source.runtime.apps.refreshHealth()
+        }
     }
 }
 
@@ -73,7 +87,7 @@ struct ReloadService: Service {
                             + "the listeners: restart weave-healthd to apply it")
                 }
                 let runtime = await Runtime(configuration: configuration, group: group)
-                _ = await runtime.monitor.checkAll()
+                await runtime.firstRound()
                 router.reconfigure(server)
                 source.replace(with: runtime)
                 reloaded.yield()

@@ -16,8 +16,12 @@ final class DaemonSource: HealthSource {
         current.withLock { $0 = runtime }
     }
 
+    /// The daemon's own checks, and the applications' components as `<app>` and `<app>/<check>`.
     func healthReport() async -> HealthReport {
-        runtime.monitor.latestReport
+        let runtime = self.runtime
+        var checks = runtime.monitor.latestReport.checks
+        for record in runtime.apps.healthRecords() where checks[record.name] == nil { checks[record.name] = record }
+        return HealthReport(checks: checks)
     }
 
     func observedValue(of check: String) async -> (value: Double, unit: String)? {

@@ -12,14 +12,19 @@ enum Defaults {
     static let checkInterval = Duration.seconds(15)
     static let checkTimeout = Duration.seconds(5)
 
-    /// The configuration used without `--config`: loopback only, and checks of the machine and the
-    /// daemon itself.
+    /// The configuration used without `--config`: loopback only, the applications that put a socket
+    /// in /run/weave/apps, and checks of the machine and the daemon itself.
     static let configuration = """
         # weave-healthd embedded default configuration
         listen:
           - address: 127.0.0.1:\(port)
         details: always
         slow_resolution_threshold: 10ms
+        apps:
+          directory: \(AppsConfiguration.defaultDirectory)
+          timeout: 2s
+          budget: 5s
+          health_interval: 5s
         checks:
           - name: memory-pressure
             type: memory_pressure

@@ -11,12 +11,15 @@ final class Runtime: Sendable {
     let container: Container
     let monitor: HealthMonitor
     let observations = Observations()
+    /// The applications this configuration aggregates.
+    let apps: AppFleet
 
     init(configuration: DaemonConfiguration, group: any EventLoopGroup) async {
         self.configuration = configuration
         container = Container(settings: configuration.instrumentation)
         let defaults = HealthCheckSettings(interval: Defaults.checkInterval, timeout: Defaults.checkTimeout)
         monitor = HealthMonitor(container: container, defaultSettings: defaults)
+        apps = AppFleet(configuration: configuration.apps, group: group)
         for check in configuration.checks {
             let (name, options, timeout, observations) = (check.name, check.options, check.settings.timeout, observations)
             // The container holds this factory, so the factory holds the container unowned.
@@ -25,5 +28,13 @@ final class Runtime: Sendable {
             }
             await monitor.configure(check.name, settings: check.settings)
         }
+    }
+
+    /// The first round: every check runs and every application's health is read, together. Until it
+    /// has run, a runtime serves no health (startup waits for it; a reload swaps the runtime in after).
+    func firstRound() async {
+        async let checks = monitor.checkAll()
+        await apps.refreshHealth()
+        _ = await checks
     }
 }

@@ -14,8 +14,9 @@ let usage = """
            weave-healthd --check-config FILE
            weave-healthd --print-default-config | --version | --help
 
-    Without --config it runs its embedded default configuration: 127.0.0.1:\(Defaults.port), checks of
-    memory pressure, disk space on /, its own container and its own port.
+    Without --config it runs its embedded default configuration: 127.0.0.1:\(Defaults.port), the
+    applications that serve a socket in \(AppsConfiguration.defaultDirectory), and checks of memory
+    pressure, disk space on /, its own container and its own port.
     Exit status: 0 after a graceful shutdown (SIGTERM, SIGINT), 64 on a usage error,
     78 on a bad configuration (printed as file:line:column: message). SIGHUP reloads the file.
 
@@ -65,7 +66,10 @@ do {
     fail("\(error)", ExitCode.config)
 }
 if checkOnly {
-    print("\(configPath!): OK, \(configuration.checks.count) checks, listening on \(configuration.listeners.map(\.description).joined(separator: ", "))")
+    let apps = configuration.apps
+    print("\(configPath!): OK, \(configuration.checks.count) checks, \(apps.targets.count) applications"
+        + (apps.directory.map { " plus those in \($0)" } ?? "")
+        + ", listening on \(configuration.listeners.map(\.description).joined(separator: ", "))")
     exit(0)
 }
 
@@ -130,6 +134,8 @@ let collectors: [any MetricCollector] = [
     LogMetrics(writer: .shared),
     ProcessMetrics(),
     BuildInfo(identity: identity),
+    // Last: where the daemon's and the applications' families share a name, the daemon's help comes first.
+    AppMetrics { source.runtime.apps },
 ]
 let router = HealthRouter(configuration: serverConfiguration, identity: identity, collectors: collectors, source: source,
                           lifecycle: lifecycle)
@@ -141,6 +147,7 @@ var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
     // Listed in start order; graceful shutdown runs in reverse: STOPPING=1 goes out, reloads stop,
     // then the server fails readiness and drains, then the checks are cancelled.
     .init(service: MonitorService(source: source, lifecycle: lifecycle, reloads: reloads)),
+    .init(service: AppHealthService(source: source)),
     .init(service: server),
     .init(service: ReloadService(path: configPath, notifier: notifier, source: source, router: router,
                                  socketActivated: !activated.isEmpty, group: group, reloaded: reloadContinuation, logger: logger)),

@@ -1,3 +1,4 @@
+import WeaveSupport
 import Testing
 @testable import weave_health
 

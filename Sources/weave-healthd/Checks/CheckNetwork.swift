@@ -18,6 +18,14 @@ enum NetworkFailure {
         }
     }
 
+    /// `reason(_:host:port:)` for a TCP target; for a Unix socket, the cause and the socket's path.
+    static func reason(_ error: any Error, target: HTTPFetch.Target) -> String {
+        switch target {
+        case .tcp(let host, let port): return reason(error, host: host, port: port)
+        case .unix: return "\(cause(error)) (\(target))"
+        }
+    }
+
     /// The cause alone, without the address.
     private static func cause(_ error: any Error) -> String {
         switch error {

@@ -1,6 +1,4 @@
 import NIOCore
-import NIOHTTP1
-import NIOPosix
 import WeaveDI
 import WeaveHealth
 
@@ -33,35 +31,10 @@ struct HTTPCheck: HealthCheckable {
     }
 
     private func fetch() async throws -> (Int, [UInt8]) {
-        let promise = group.next().makePromise(of: (Int, [UInt8]).self)
-        let channel: any Channel
-        do {
-            channel = try await ClientBootstrap(group: group)
-            .connectTimeout(.nanoseconds(timeout.totalNanoseconds))
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(ResponseCollector(promise: promise))
-                }
-            }
-            .connect(checking: url.host, port: url.port).get()
-        } catch {
-            promise.fail(error) // a promise must be completed, or NIO reports it leaked
-            throw error
-        }
-        var headers = HTTPHeaders()
-        headers.add(name: "Host", value: url.hostHeader)
-        headers.add(name: "User-Agent", value: "weave-healthd/\(Defaults.version)")
-        headers.add(name: "Connection", value: "close")
-        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: url.path, headers: headers)
-        channel.write(HTTPClientRequestPart.head(head), promise: nil)
-        try await channel.writeAndFlush(HTTPClientRequestPart.end(nil)).get()
-        return try await withTaskCancellationHandler {
-            defer { channel.close(promise: nil) }
-            return try await promise.futureResult.get()
-        } onCancel: {
-            channel.close(promise: nil)
-        }
+        let fetch = HTTPFetch(target: .tcp(host: url.host, port: url.port), timeout: timeout, maxBodyBytes: 65_536,
+                              overflow: .truncate, group: group)
+        let response = try await fetch.get(url.path, host: url.hostHeader)
+        return (response.status, response.body)
     }
 }
 
@@ -90,34 +63,5 @@ extension HTTPCheck {
             HTTPCheck(name: context.name, url: url, expectedStatus: expectedStatus, bodyContains: bodyContains, timeout: context.timeout,
                       group: context.group, observations: context.observations)
         }
-    }
-}
-
-/// Collects one response: status and up to 64 KiB of body.
-private final class ResponseCollector: ChannelInboundHandler {
-    typealias InboundIn = HTTPClientResponsePart
-    private let promise: EventLoopPromise<(Int, [UInt8])>
-    private var status = 0
-    private var body: [UInt8] = []
-
-    init(promise: EventLoopPromise<(Int, [UInt8])>) {
-        self.promise = promise
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let head): status = Int(head.status.code)
-        case .body(let buffer): if body.count < 65_536 { body += buffer.readableBytesView.prefix(65_536 - body.count) }
-        case .end: promise.succeed((status, body))
-        }
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        promise.fail(error)
-        context.close(promise: nil)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        promise.fail(CheckFailure("the connection closed before a complete response"))
     }
 }

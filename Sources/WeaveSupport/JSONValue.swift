@@ -1,5 +1,6 @@
-/// A JSON value, parsed without Foundation (the probe stays lean).
-enum JSONValue: Equatable {
+/// A JSON value, parsed without Foundation (the probe stays lean): the probe reads `/health` with
+/// it, and the daemon an application's.
+package enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
     case number(Double)
@@ -7,7 +8,7 @@ enum JSONValue: Equatable {
     case array([JSONValue])
     case object([(String, JSONValue)])
 
-    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
         case (.bool(let a), .bool(let b)): return a == b
@@ -19,16 +20,16 @@ enum JSONValue: Equatable {
         }
     }
 
-    subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.0 == key }?.1
     }
 
-    var string: String? { if case .string(let value) = self { value } else { nil } }
-    var number: Double? { if case .number(let value) = self { value } else { nil } }
+    package var string: String? { if case .string(let value) = self { value } else { nil } }
+    package var number: Double? { if case .number(let value) = self { value } else { nil } }
 
     /// Parses a whole document; nil if it is not valid JSON.
-    static func parse(_ bytes: [UInt8]) -> JSONValue? {
+    package static func parse(_ bytes: [UInt8]) -> JSONValue? {
         var parser = Parser(bytes: bytes)
         guard let value = parser.value() else { return nil }
         parser.skipSpace()

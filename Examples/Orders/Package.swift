@@ -1,0 +1,28 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// A small Hummingbird 2 service that uses WeaveDI and is observed by weave-healthd: `Scripts/demo`
+// builds and runs it beside the daemon.
+let package = Package(
+    name: "Orders",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "WeaveDI", path: "../.."),
+        .package(name: "WeaveHummingbird", path: "../../Integrations/WeaveHummingbird"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "Orders",
+            dependencies: [
+                .product(name: "WeaveDI", package: "WeaveDI"),
+                .product(name: "WeaveHealth", package: "WeaveDI"),
+                .product(name: "WeaveAppEndpoint", package: "WeaveDI"),
+                .product(name: "WeaveSystemd", package: "WeaveDI"),
+                .product(name: "WeaveHummingbird", package: "WeaveHummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

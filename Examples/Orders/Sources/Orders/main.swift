@@ -1,0 +1,61 @@
+import Glibc
+import Hummingbird
+import Logging
+import WeaveAppEndpoint
+import WeaveDI
+import WeaveHealth
+import WeaveHummingbird
+import WeavePrometheus
+import WeaveSystemd
+
+// Orders: a Hummingbird 2 service on WeaveDI, observed by weave-healthd.
+//   Orders [--name NAME] [--port PORT] [--apps-dir DIR] [--slow-factory-ms MS]
+// It serves its API on 127.0.0.1:PORT, and its container and health on DIR/NAME.sock (by default
+// /run/weave/apps, where weave-healthd looks), and on its own router under /metrics, /health, /livez
+// and /readyz.
+
+var name = "orders"
+var port = 8080
+var appsDirectory = AppEndpoint.Configuration.defaultDirectory
+var slowFactory = Duration.milliseconds(25)
+var arguments = CommandLine.arguments.dropFirst()
+while let option = arguments.popFirst() {
+    guard let value = arguments.popFirst() else { fatalError("\(option) needs a value; see the comment at the top of main.swift") }
+    switch option {
+    case "--name": name = value
+    case "--port": port = Int(value) ?? port
+    case "--apps-dir": appsDirectory = value
+    case "--slow-factory-ms": slowFactory = .milliseconds(Int(value) ?? 25)
+    default: fatalError("unknown option \(option)")
+    }
+}
+
+// 1. Logs, and the container's slow-resolution, error and memory-pressure events, go to journald
+//    under this service's own name (standard error when there is no journal).
+LoggingSystem.bootstrap { JournalLogHandler(label: $0, identifier: name, target: .journal) }
+
+// 2. The services, registered in the live container that UnifiedDI and @Inject use.
+UnifiedDI.register(Database.self, scope: .singleton) { Database() }
+UnifiedDI.register("payments", PaymentsClient.self, scope: .singleton) { PaymentsClient() }
+UnifiedDI.register(ReportBuilder.self) { [slowFactory] in
+    usleep(UInt32(slowFactory / .microseconds(1)))
+    return ReportBuilder(database: UnifiedDI.requireResolve(Database.self))
+}
+
+// 3. The endpoint weave-healthd reads: one Service.
+let endpoint = AppEndpoint(container: .live,
+                           identity: ServiceIdentity(serviceID: name, description: "orders API", version: "1.4.0",
+                                                     instance: "127.0.0.1:\(port)"),
+                           configuration: .init(socket: .discoverable(directory: appsDirectory)))
+
+let router = Router()
+router.get("/orders") { _, _ in OrderService().database?.orders().joined(separator: "\n") ?? "no database" }
+router.get("/report") { _, _ in UnifiedDI.requireResolve(ReportBuilder.self).report() }
+router.post("/demo/payments/degrade") { _, _ in OrderService().payments?.setDegraded(true); return "degraded\n" }
+router.post("/demo/payments/recover") { _, _ in OrderService().payments?.setDegraded(false); return "recovered\n" }
+// 4. The same endpoints in the service's own router (optional).
+router.addWeaveHealthRoutes(endpoint.router)
+
+let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
+                      services: [endpoint], logger: Logger(label: name))
+try await app.runService()

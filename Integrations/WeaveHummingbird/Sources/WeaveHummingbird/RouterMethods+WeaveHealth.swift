@@ -1,0 +1,33 @@
+import HTTPTypes
+import Hummingbird
+import WeaveHealthServer
+
+extension RouterMethods {
+    /// Mounts a `HealthRouter`'s endpoints (an `AppEndpoint`'s `router`) in this Hummingbird router:
+    /// `/metrics`, `/health`, `/livez`, `/readyz` and `/readyz/<check>`, for GET and HEAD, with
+    /// `?verbose` and `?exclude=` as on the endpoint's own socket.
+    ///
+    /// ```swift
+    /// router.addWeaveHealthRoutes(endpoint.router)
+    /// ```
+    @discardableResult
+    public func addWeaveHealthRoutes(_ health: HealthRouter) -> Self {
+        for path: RouterPath in ["/metrics", "/health", "/livez", "/readyz", "/readyz/**"] {
+            for method: HTTPRequest.Method in [.get, .head] {
+                on(path, method: method) { request, _ -> Response in
+                    let headers = request.headers.map { ($0.name.rawName, $0.value) }
+                    let answer = await health.handle(HealthRequest(method: request.method.rawValue, uri: request.uri.description,
+                                                                   headers: headers))
+                    var fields = HTTPFields()
+                    for (name, value) in answer.headers {
+                        guard let name = HTTPField.Name(name) else { continue }
+                        fields.append(HTTPField(name: name, value: value))
+                    }
+                    return Response(status: HTTPResponse.Status(code: answer.status), headers: fields,
+                                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+                }
+            }
+        }
+        return self
+    }
+}

@@ -1,0 +1,209 @@
+import Logging
+import NIOCore
+import WeaveDI
+import WeaveHealth
+import WeavePrometheus
+import WeaveSupport
+
+/// The applications one configuration aggregates: the targets it names, plus a socket per
+/// `<name>.sock` in the watched directory, listed afresh at every scrape and health round, so an
+/// application appears (or leaves, with its socket) without a reload.
+///
+/// Each application is read concurrently with the others, each request within `timeout` and a
+/// scrape within `budget`: one that is slow, gone or talking nonsense is down on its own, with its
+/// reason, and never delays or breaks the rest.
+final class AppFleet: Sendable {
+    let configuration: AppsConfiguration
+    private let group: any EventLoopGroup
+    private let logger: Logger
+    private let states = Locked<[String: AppState]>([:])
+
+    /// What the daemon knows of one application.
+    struct AppState: Sendable {
+        var target: AppTarget
+        /// Whether its last request was answered; nil before the first.
+        var reachable: Bool?
+        var reason: String?
+        /// Its last `/health`: the application's aggregate state, and each component's state and output.
+        var status: HealthStatus?
+        var components: [(name: String, status: HealthStatus)] = []
+        var checkedAt: Double = 0
+    }
+
+    /// One application's part of a scrape.
+    struct Scrape: Sendable {
+        let target: AppTarget
+        /// Its families, relabelled with `app`; nil when it is down.
+        let families: [MetricFamily]?
+        let duration: Duration
+    }
+
+    /// How many applications are read at once, at most.
+    static let maxConcurrentRequests = 64
+    /// Components read from one application's `/health`, at most.
+    static let maxComponents = 1_000
+
+    init(configuration: AppsConfiguration, group: any EventLoopGroup, logger: Logger = Logger(label: "weave.healthd.apps")) {
+        self.configuration = configuration
+        self.group = group
+        self.logger = logger
+    }
+
+    // MARK: Discovery
+
+    /// The configured targets, then one per socket in the directory (a configured name wins).
+    func targets() -> [AppTarget] {
+        var targets = configuration.targets
+        guard let directory = configuration.directory, let handle = opendir(directory) else { return targets }
+        defer { closedir(handle) }
+        var names = Set(targets.map(\.name))
+        var found: [AppTarget] = []
+        while let entry = readdir(handle) {
+            let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard file.hasSuffix(".sock") else { continue }
+            let name = String(file.dropLast(".sock".count))
+            let path = directory + "/" + file
+            var status = stat()
+            guard AppsConfiguration.isValidName(name), stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK,
+                  names.insert(name).inserted else { continue }
+            found.append(AppTarget(name: name, address: .unix(path: path), host: "localhost", pathPrefix: ""))
+        }
+        targets += found.sorted { $0.name < $1.name }
+        return targets
+    }
+
+    // MARK: Metrics
+
+    /// Fetches every application's `/metrics` now, in OpenMetrics (which keeps units and counter
+    /// names), relabelled with `app`.
+    func scrape() async -> [Scrape] {
+        let deadline = ContinuousClock.now + configuration.budget
+        let scrapes = await each(targets()) { [self] target in
+            let start = ContinuousClock.now
+            let outcome: Result<[MetricFamily], FetchFailure>
+            do {
+                let response = try await fetch(target, "/metrics", deadline: deadline,
+                                               headers: [("Accept", "application/openmetrics-text; version=1.0.0")])
+                guard response.status == 200 else { throw FetchFailure("/metrics answered HTTP \(response.status)") }
+                outcome = .success(try ExpositionParser.parse(response.body, adding: [("app", target.name)]))
+            } catch let failure as ExpositionParser.Failure {
+                outcome = .failure(FetchFailure("/metrics is not a valid exposition: \(failure)"))
+            } catch {
+                outcome = .failure(FetchFailure(NetworkFailure.reason(error, target: target.address)))
+            }
+            note(target, outcome.map { _ in () })
+            return Scrape(target: target, families: try? outcome.get(), duration: ContinuousClock.now - start)
+        }
+        forgetAllBut(scrapes.map(\.target.name))
+        return scrapes
+    }
+
+    // MARK: Health
+
+    /// Reads every application's `/health` now.
+    func refreshHealth() async {
+        let deadline = ContinuousClock.now + configuration.budget
+        let targets = targets()
+        let reports = await each(targets) { [self] target -> (AppTarget, Result<AppHealth, FetchFailure>) in
+            do {
+                // 503 carries a body too: a failing application's components are the point.
+                let response = try await fetch(target, "/health", deadline: deadline, headers: [("Accept", "application/health+json")])
+                return (target, .success(try AppHealth(response.body, status: response.status)))
+            } catch let failure as FetchFailure {
+                return (target, .failure(failure))
+            } catch {
+                return (target, .failure(FetchFailure(NetworkFailure.reason(error, target: target.address))))
+            }
+        }
+        let now = WallClock.now()
+        for (target, outcome) in reports {
+            note(target, outcome.map { _ in () })
+            guard case .success(let health) = outcome else { continue }
+            states.withLock { states in
+                states[target.name]?.status = health.status
+                states[target.name]?.components = health.components
+                states[target.name]?.checkedAt = now
+            }
+        }
+        forgetAllBut(targets.map(\.name))
+    }
+
+    /// Every application as health records: `<app>` (its own aggregate, or unhealthy when unreachable)
+    /// and `<app>/<check>` for each component it last reported (unhealthy while it is unreachable).
+    func healthRecords() -> [HealthCheckRecord] {
+        let states = self.states.withLock { $0 }
+        var records: [HealthCheckRecord] = []
+        for state in states.values {
+            // Reachable but not yet read is no news either way.
+            guard let reachable = state.reachable, !reachable || state.status != nil else { continue }
+            let down = HealthStatus.unhealthy(error: FetchFailure("\(state.target.name) is unreachable: \(state.reason ?? "no answer")"))
+            let time = state.checkedAt > 0 ? state.checkedAt : WallClock.now()
+            func record(_ name: String, _ status: HealthStatus) -> HealthCheckRecord {
+                HealthCheckRecord(name: name, status: status, lastResult: status, changedAt: time, checkedAt: time, lastDuration: .zero,
+                                  consecutiveFailures: status.state == .unhealthy ? 1 : 0, consecutiveSuccesses: status.state == .healthy ? 1 : 0,
+                                  groups: [HealthCheckSettings.application])
+            }
+            records.append(record(state.target.name, reachable ? state.status! : down))
+            for component in state.components {
+                records.append(record(state.target.name + "/" + component.name, reachable ? component.status : down))
+            }
+        }
+        return records
+    }
+
+    // MARK: Plumbing
+
+    /// Runs `body` for every target, at most `maxConcurrentRequests` at a time; results in target order.
+    private func each<Result: Sendable>(_ targets: [AppTarget], _ body: @escaping @Sendable (AppTarget) async -> Result) async -> [Result] {
+        await withTaskGroup(of: (Int, Result).self) { group in
+            var results: [(Int, Result)] = []
+            for (index, target) in targets.enumerated() {
+                if index >= Self.maxConcurrentRequests, let finished = await group.next() { results.append(finished) }
+                group.addTask { (index, await body(target)) }
+            }
+            for await finished in group { results.append(finished) }
+            return results.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+    }
+
+    private func fetch(_ target: AppTarget, _ path: String, deadline: ContinuousClock.Instant,
+                       headers: [(String, String)]) async throws -> HTTPFetch.Response {
+        let left = deadline - ContinuousClock.now
+        guard left > .zero else { throw FetchFailure("the scrape budget of \(configuration.budget) was spent before it was asked") }
+        let fetch = HTTPFetch(target: target.address, timeout: min(configuration.timeout, left),
+                              maxBodyBytes: configuration.maxResponseBytes, overflow: .fail, group: group)
+        return try await fetch.get(target.pathPrefix + path, host: target.host, headers: headers)
+    }
+
+    /// Records whether `target` answered, and logs when that changes.
+    private func note(_ target: AppTarget, _ outcome: Result<Void, FetchFailure>) {
+        let reason: String? = if case .failure(let failure) = outcome { failure.description } else { nil }
+        let previous = states.withLock { states -> Bool? in
+            let previous = states[target.name]?.reachable
+            var state = states[target.name] ?? AppState(target: target)
+            state.target = target
+            state.reachable = reason == nil
+            state.reason = reason
+            states[target.name] = state
+            return previous
+        }
+        let metadata: Logger.Metadata = ["app": "\(target.name)", "address": "\(target.address)"]
+        if let reason, previous != false {
+            logger.warning("Application \(target.name) is unreachable: \(reason)",
+                           metadata: WeaveEvent.appUnreachable.metadata(metadata.merging(["reason": "\(reason)"]) { $1 }))
+        } else if reason == nil, previous != true {
+            logger.notice("Application \(target.name) is reachable at \(target.address)", metadata: WeaveEvent.appReachable.metadata(metadata))
+        }
+    }
+
+    /// Forgets applications that are no longer targets (their socket is gone).
+    private func forgetAllBut(_ names: [String]) {
+        let keep = Set(names)
+        let gone = states.withLock { states -> [String] in
+            let gone = states.keys.filter { !keep.contains($0) }
+            for name in gone { states[name] = nil }
+            return gone
+        }
+        for name in gone.sorted() { logger.info("Application \(name) left: its socket is gone", metadata: ["app": "\(name)"]) }
+    }
+}

@@ -1,0 +1,19 @@
+import WeavePrometheus
+
+/// The applications' families, scraped at each `/metrics`, each series labelled with its `app`, and
+/// the home of `weave_app_up` and `weave_app_scrape_duration_seconds`. An application that is down
+/// has no series but those two.
+struct AppMetrics: MetricCollector {
+    /// The current configuration's applications (a reload swaps them).
+    let fleet: @Sendable () -> AppFleet
+
+    func collect() async -> [MetricFamily] {
+        let scrapes = await fleet().scrape()
+        var families = scrapes.flatMap { $0.families ?? [] }
+        families.append(.gauge("weave_app_up", "Whether the application's endpoint answered this scrape with a valid exposition (1) or not (0).",
+                               scrapes.map { ([("app", $0.target.name)], $0.families == nil ? 0 : 1) }))
+        families.append(.gauge("weave_app_scrape_duration_seconds", "How long reading the application's /metrics took in this scrape.",
+                               unit: "seconds", scrapes.map { ([("app", $0.target.name)], $0.duration.totalSeconds) }))
+        return families
+    }
+}

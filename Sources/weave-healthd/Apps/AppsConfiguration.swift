@@ -1,0 +1,99 @@
+import WeaveSupport
+
+/// `apps:`: the applications whose endpoints (`WeaveAppEndpoint`) the daemon aggregates: sockets
+/// found in a watched directory, plus targets named in the file.
+struct AppsConfiguration: Sendable {
+    /// Where applications put their sockets (`<name>.sock`), or nil for no discovery.
+    var directory: String?
+    /// Applications named in the file.
+    var targets: [AppTarget]
+    /// How long one application may take to answer one request.
+    var timeout: Duration
+    /// How long a whole `/metrics` scrape may spend on applications; those still fetching then are down.
+    var budget: Duration
+    /// How often each application's `/health` is read.
+    var healthInterval: Duration
+    /// The largest exposition or health document read from one application.
+    var maxResponseBytes: Int
+
+    static let defaultDirectory = "/run/weave/apps"
+
+    init(directory: String? = AppsConfiguration.defaultDirectory, targets: [AppTarget] = [], timeout: Duration = .seconds(2),
+         budget: Duration = .seconds(5), healthInterval: Duration = .seconds(5), maxResponseBytes: Int = 16 << 20) {
+        self.directory = directory
+        self.targets = targets
+        self.timeout = timeout
+        self.budget = budget
+        self.healthInterval = healthInterval
+        self.maxResponseBytes = maxResponseBytes
+    }
+
+    /// Whether `name` can be an application's name (and so an `app` label and a socket's file name).
+    static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.first != "." && name.utf8.count <= 128
+            && name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0)) }
+    }
+}
+
+/// One application endpoint.
+struct AppTarget: Sendable, Equatable {
+    /// The `app` label, and the prefix of its components' names (`<name>/<check>`).
+    var name: String
+    var address: HTTPFetch.Target
+    /// The `Host` header and the path prefix (`/` for a socket; a URL's path otherwise).
+    var host: String
+    var pathPrefix: String
+}
+
+extension ConfigurationLoader {
+    func apps(_ node: YAMLNode) throws(ConfigurationError) -> AppsConfiguration {
+        let fields = try mapping(node, allowed: ["directory", "discover", "targets", "timeout", "budget", "health_interval",
+                                                 "max_response_bytes"])
+        var apps = AppsConfiguration()
+        if let directory = fields["directory"] {
+            let path = try string(directory)
+            guard path.hasPrefix("/") else { throw error(directory, "directory must be an absolute path") }
+            apps.directory = path
+        }
+        if let discover = fields["discover"], try !boolean(discover) { apps.directory = nil }
+        if let value = fields["timeout"] { apps.timeout = try duration(value, atMost: .seconds(60), "60s") }
+        if let value = fields["budget"] { apps.budget = try duration(value, atMost: .seconds(120), "120s") }
+        if let value = fields["health_interval"] { apps.healthInterval = try duration(value, atMost: .seconds(3_600), "1h") }
+        if let value = fields["max_response_bytes"] { apps.maxResponseBytes = try integer(value, in: 4_096...(256 << 20)) }
+        if apps.timeout > apps.budget {
+            throw error(fields["timeout"] ?? fields["budget"], "apps: timeout (\(apps.timeout)) must not exceed budget (\(apps.budget))")
+        }
+        if let targets = fields["targets"] {
+            guard case .sequence(let items) = targets.value else { throw error(targets, "targets must be a list") }
+            var names: Set<String> = []
+            for item in items {
+                let target = try appTarget(item)
+                guard names.insert(target.name).inserted else { throw error(item, "an application named '\(target.name)' already exists") }
+                apps.targets.append(target)
+            }
+        }
+        return apps
+    }
+
+    private func appTarget(_ node: YAMLNode) throws(ConfigurationError) -> AppTarget {
+        let fields = try mapping(node, allowed: ["name", "socket", "url"])
+        guard let nameNode = fields["name"] else { throw error(node, "an application needs a name") }
+        let name = try string(nameNode)
+        guard AppsConfiguration.isValidName(name) else {
+            throw error(nameNode, "an application name uses letters, digits, '-', '_' and '.' only (at most 128, not starting with '.')")
+        }
+        switch (fields["socket"], fields["url"]) {
+        case (let socket?, nil):
+            let path = try string(socket)
+            guard path.hasPrefix("/") else { throw error(socket, "socket must be an absolute path") }
+            return AppTarget(name: name, address: .unix(path: path), host: "localhost", pathPrefix: "")
+        case (nil, let url?):
+            let text = try string(url)
+            guard let parsed = HTTPURL(text) else { throw error(url, "url must be http://host[:port][/prefix], not '\(text)'") }
+            let prefix = parsed.path.hasSuffix("/") ? String(parsed.path.dropLast()) : parsed.path
+            return AppTarget(name: name, address: .tcp(host: parsed.host, port: parsed.port), host: parsed.hostHeader, pathPrefix: prefix)
+        default:
+            throw error(node, "application '\(name)' needs exactly one of socket: /path or url: http://host:port")
+        }
+    }
+}

@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# weave-healthd aggregating applications, against real processes: three instances of the example
+# service (Examples/Orders) discovered in a directory, a real systemd-journald, promtool, the Python
+# client's parsers, a real Prometheus server, weave-health, and sockets that hang or talk nonsense.
+# Usage: Tests/Integration/apps.sh PATH-TO-weave-healthd PATH-TO-Orders PATH-TO-weave-health
+set -uo pipefail
+
+source "$(dirname "$0")/lib.sh"
+ORDERS=$(realpath "$2")
+PROBE=$(realpath "$3")
+ROOT=$(cd "$HERE/../.." && pwd)
+APPS="$WORK/apps"
+mkdir -p "$APPS"
+PORT=$(free_port)
+URL="http://127.0.0.1:$PORT"
+id_of() { grep -rh "static let $1 = WeaveEvent(" "$ROOT/Sources" | grep -o '[0-9a-f]\{32\}'; }
+metrics() { curl -s --max-time 10 "$URL/metrics"; }
+wait_metrics() { # PATTERN, seconds: until /metrics has a line matching PATTERN
+    local deadline=$((SECONDS + $2))
+    while [ $SECONDS -lt "$deadline" ]; do metrics | grep -q -- "$1" && return 0; sleep 0.2; done
+    return 1
+}
+start_journald
+
+cat > "$WORK/config.yaml" <<YAML
+listen:
+  - address: 127.0.0.1:$PORT
+details: always
+apps:
+  directory: $APPS
+  timeout: 1s
+  budget: 2s
+  health_interval: 1s
+checks:
+  - name: disk-root
+    type: disk
+    path: /
+    warn_free_percent: 1
+    fail_free_percent: 0
+YAML
+"$BIN" --config "$WORK/config.yaml" > "$WORK/daemon.log" 2>&1 &
+DAEMON=$!
+PIDS+=("$DAEMON")
+wait_for "$URL/livez" 20 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.log")"
+
+declare -A APP_PID APP_PORT
+for app in orders billing shipping; do
+    APP_PORT[$app]=$(free_port)
+    "$ORDERS" --name "$app" --port "${APP_PORT[$app]}" --apps-dir "$APPS" --slow-factory-ms 30 > "$WORK/$app.log" 2>&1 &
+    APP_PID[$app]=$!
+    PIDS+=("$!")
+done
+for app in orders billing shipping; do wait_for "http://127.0.0.1:${APP_PORT[$app]}/livez" 60 || not_ok "$app starts" "$(tail -5 "$WORK/$app.log")"; done
+
+# --- discovery: no configuration change, no reload ------------------------------------------------
+if wait_metrics 'weave_app_up{app="orders"} 1' 10 && wait_metrics 'weave_app_up{app="billing"} 1' 5 && wait_metrics 'weave_app_up{app="shipping"} 1' 5; then
+    ok "three applications discovered in the directory: weave_app_up 1 each"
+else not_ok "three applications discovered" "$(metrics | grep weave_app)"; fi
+metrics > "$WORK/metrics.txt"
+expect "the applications' registrations are labelled with app" grep -q '^weave_registrations{app="orders",scope="singleton"} 2$' "$WORK/metrics.txt"
+expect "the daemon's own families stay unlabelled" grep -q '^weave_health_status{service="disk-root",state="healthy"} 1$' "$WORK/metrics.txt"
+expect "weave_app_scrape_duration_seconds per app" grep -q '^weave_app_scrape_duration_seconds{app="shipping"} ' "$WORK/metrics.txt"
+types=$(grep -c '^# TYPE weave_registrations ' "$WORK/metrics.txt")
+if [ "$types" -eq 1 ]; then ok "one TYPE line per family across the daemon and three apps"; else not_ok "one TYPE line per family" "$types"; fi
+
+# --- a slow resolution in one app: /metrics and journald under its identity ------------------------
+curl -s "http://127.0.0.1:${APP_PORT[orders]}/report" > /dev/null
+if wait_metrics '^weave_slow_resolutions_total{app="orders",service="ReportBuilder"} 1$' 5; then
+    ok "a slow resolution in orders is on the daemon's /metrics under app=\"orders\" at the next scrape"
+else not_ok "slow resolution on /metrics" "$(metrics | grep 'weave_slow_resolutions_total' | head)"; fi
+expect "the other apps' series are unaffected" bash -c "curl -s '$URL/metrics' | grep -q '^weave_slow_resolutions_total{app=\"billing\",service=\"ReportBuilder\"} 0$'"
+slow_id=$(id_of slowResolution)
+found=no
+for _ in $(seq 50); do
+    journalctl -o json SYSLOG_IDENTIFIER=orders "MESSAGE_ID=$slow_id" > "$WORK/journal.json" 2>/dev/null
+    if grep -q '"WEAVE_SERVICE":"ReportBuilder"' "$WORK/journal.json"; then found=yes; break; fi
+    sleep 0.1
+done
+if [ $found = yes ]; then ok "journald has the slow resolution under SYSLOG_IDENTIFIER=orders with its MESSAGE_ID (journalctl -o json)"
+else not_ok "journald: the slow resolution under orders" "$(journalctl -o json SYSLOG_IDENTIFIER=orders | tail -2) $(tail -3 "$WORK/orders.log")"; fi
+
+# --- formats: promtool, the Python client, a real Prometheus ----------------------------------------
+out=$(promtool check metrics < "$WORK/metrics.txt" 2>&1); rc=$?
+if [ $rc -eq 0 ] && [ -z "$out" ]; then ok "promtool check metrics: the aggregate, text format, clean"; else not_ok "promtool check metrics (text)" "$out"; fi
+curl -s -H 'Accept: application/openmetrics-text; version=1.0.0' "$URL/metrics" -o "$WORK/metrics.om"
+out=$(promtool check metrics < "$WORK/metrics.om" 2>&1)
+unexpected=$(printf '%s\n' "$out" | while read -r name rest; do
+    [ -z "$name" ] && continue
+    if [ "$rest" = "no help text" ] && [[ "$name" == *_total ]] && grep -q "^# TYPE ${name%_total} counter$" "$WORK/metrics.om"; then continue; fi
+    echo "$name $rest"
+done)
+if [ -z "$unexpected" ] && ! grep -q "error" <<< "$out"; then ok "promtool check metrics: the aggregate, OpenMetrics (but for counter HELP naming)"; else not_ok "promtool check metrics (OpenMetrics)" "$unexpected"; fi
+expect "prometheus_client parses the aggregate (text)" "$PY" "$HERE/parse_exposition.py" text "$WORK/metrics.txt"
+expect "prometheus_client parses the aggregate (OpenMetrics)" "$PY" "$HERE/parse_exposition.py" openmetrics "$WORK/metrics.om"
+curl -s "http://127.0.0.1:${APP_PORT[orders]}/metrics" > "$WORK/app-metrics.txt"
+out=$(promtool check metrics < "$WORK/app-metrics.txt" 2>&1); rc=$?
+if [ $rc -eq 0 ] && [ -z "$out" ]; then ok "promtool check metrics: the app's own /metrics (Hummingbird route)"; else not_ok "promtool: the app's own /metrics" "$out"; fi
+
+PROM_PORT=$(free_port)
+cat > "$WORK/prometheus.yml" <<YAML
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: weave
+    static_configs:
+      - targets: ["127.0.0.1:$PORT"]
+YAML
+prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+    --web.listen-address="127.0.0.1:$PROM_PORT" > "$WORK/prometheus.log" 2>&1 &
+PROMETHEUS=$!
+PIDS+=("$PROMETHEUS")
+stored=""
+for _ in $(seq 150); do
+    stored=$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query?query=count%20by%20(app)%20(weave_resolutions_total)" | grep -o '"app":"[a-z]*"' | sort | tr '\n' ' ')
+    [ "$stored" = '"app":"billing" "app":"orders" "app":"shipping" ' ] && break
+    sleep 0.2
+done
+if [ "$stored" = '"app":"billing" "app":"orders" "app":"shipping" ' ]; then ok "a real Prometheus stores series of all three apps"
+else not_ok "Prometheus stores series of all three apps" "$stored $(tail -3 "$WORK/prometheus.log")"; fi
+kill -TERM "$PROMETHEUS"; wait "$PROMETHEUS" 2>/dev/null
+
+# --- health across apps -------------------------------------------------------------------------
+health=$(curl -s "$URL/health")
+if grep -q '"orders/Database:status":\[{[^]]*"status":"pass"' <<<"$health" && grep -q '"shipping/payments:status"' <<<"$health"; then
+    ok "/health lists each app's components as <app>/<check>"
+else not_ok "/health lists <app>/<check>" "$health"; fi
+curl -s -X POST "http://127.0.0.1:${APP_PORT[billing]}/demo/payments/degrade" > /dev/null
+warned=no
+for _ in $(seq 40); do
+    curl -s "$URL/health" > "$WORK/health.json"
+    if grep -q '^{"status":"warn"' "$WORK/health.json" && grep -q '"billing/payments:status":\[{[^]]*"status":"warn"' "$WORK/health.json"; then warned=yes; break; fi
+    sleep 0.2
+done
+if [ $warned = yes ]; then ok "an app's degraded check makes /health warn (billing/payments)"; else not_ok "degraded app → warn" "$(cat "$WORK/health.json")"; fi
+"$PROBE" --url "$URL" --check billing/payments --strict > "$WORK/probe.out" 2>&1; rc=$?
+if [ $rc -eq 1 ] && grep -q "billing/payments" "$WORK/probe.out"; then ok "weave-health --check billing/payments --strict: exit 1 (degraded)"; else not_ok "weave-health --check billing/payments" "rc=$rc $(cat "$WORK/probe.out")"; fi
+"$PROBE" --url "$URL" --check orders/Database > "$WORK/probe.out" 2>&1; rc=$?
+if [ $rc -eq 0 ]; then ok "weave-health --check orders/Database: exit 0"; else not_ok "weave-health --check orders/Database" "rc=$rc $(cat "$WORK/probe.out")"; fi
+top=$("$PROBE" --url "$URL" top 2>&1)
+if grep -q 'orders/ReportBuilder' <<<"$top" && ! grep -q 'disk-root' <<<"$top"; then ok "weave-health top shows the apps' services, not the daemon's own check objects"
+else not_ok "weave-health top shows the apps' services" "$top"; fi
+top=$("$PROBE" --url "$URL" top --own 2>&1)
+if grep -q 'disk-root' <<<"$top"; then ok "weave-health top --own adds the daemon's own"; else not_ok "weave-health top --own" "$top"; fi
+curl -s -X POST "http://127.0.0.1:${APP_PORT[billing]}/demo/payments/recover" > /dev/null
+
+# --- kill an app ------------------------------------------------------------------------------------
+kill -KILL "${APP_PID[shipping]}"
+wait "${APP_PID[shipping]}" 2>/dev/null
+metrics > "$WORK/after-kill.txt"
+if grep -q '^weave_app_up{app="shipping"} 0$' "$WORK/after-kill.txt" && ! grep -q 'app="shipping",' "$WORK/after-kill.txt" &&
+   grep -q '^weave_resolutions_total{app="orders",service="ReportBuilder"} 1$' "$WORK/after-kill.txt"; then
+    ok "kill -9 shipping: weave_app_up 0 at the next scrape, its series gone, the others' unaffected"
+else not_ok "kill -9 shipping" "$(grep 'shipping\|weave_app_up' "$WORK/after-kill.txt" | head)"; fi
+code=$(curl -s -o "$WORK/health.json" -w '%{http_code}' "$URL/health")
+if [ "$code" = 503 ] && grep -q '"shipping/Database:status":\[{[^]]*"status":"fail"' "$WORK/health.json"; then
+    ok "its components fail in /health (503)"
+else not_ok "its components fail in /health" "$code $(cat "$WORK/health.json")"; fi
+code_shipping=$(curl -s -o /dev/null -w '%{http_code}' "$URL/readyz/shipping")
+code_orders=$(curl -s -o /dev/null -w '%{http_code}' "$URL/readyz/orders/Database")
+code_livez=$(curl -s -o /dev/null -w '%{http_code}' "$URL/livez")
+if [ "$code_shipping" = 503 ] && [ "$code_orders" = 200 ] && [ "$code_livez" = 200 ]; then
+    ok "/readyz/shipping 503, /readyz/orders/Database 200, /livez 200 (liveness never depends on apps)"
+else not_ok "/readyz per app" "shipping=$code_shipping orders/Database=$code_orders livez=$code_livez"; fi
+expect "the daemon logs the app unreachable with its MESSAGE_ID" grep -q "Application shipping is unreachable" "$WORK/daemon.log"
+
+# --- hostile sockets ----------------------------------------------------------------------------------
+"$PY" - "$APPS" > "$WORK/impostors.log" 2>&1 <<'PYTHON' &
+import os, socket, sys, threading, time
+directory = sys.argv[1]
+def serve(name, behaviour):
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(os.path.join(directory, name + ".sock"))
+    server.listen(16)
+    def loop():
+        while True:
+            client, _ = server.accept()
+            threading.Thread(target=behaviour, args=(client,), daemon=True).start()
+    threading.Thread(target=loop, daemon=True).start()
+def hang(client):
+    time.sleep(3600)
+def garbage(client):
+    client.sendall(b"\x00\xff garbage that is not HTTP\r\n\r\n")
+    client.close()
+def truncated(client):
+    client.recv(4096)
+    client.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n# TYPE x gauge\nx 1\n")
+    client.close()
+def enormous(client):
+    client.recv(4096)
+    client.sendall(b"HTTP/1.1 200 OK\r\n\r\n")
+    chunk = b"# " + b"x" * 65534
+    try:
+        while True: client.sendall(chunk)
+    except OSError:
+        pass
+for name, behaviour in [("hung", hang), ("garbage", garbage), ("truncated", truncated), ("enormous", enormous)]:
+    serve(name, behaviour)
+print("ready", flush=True)
+time.sleep(3600)
+PYTHON
+IMPOSTORS=$!
+PIDS+=("$IMPOSTORS")
+for _ in $(seq 50); do grep -q ready "$WORK/impostors.log" && break; sleep 0.1; done
+start=$(date +%s%N)
+metrics > "$WORK/hostile.txt"
+elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+if [ "$elapsed" -lt 2500 ] && grep -q '^weave_app_up{app="hung"} 0$' "$WORK/hostile.txt" && grep -q '^weave_app_up{app="orders"} 1$' "$WORK/hostile.txt"; then
+    ok "an app that hangs its socket: the scrape returns in ${elapsed} ms (budget 2 s), orders still up"
+else not_ok "hung app within the budget" "elapsed=${elapsed}ms $(grep weave_app_up "$WORK/hostile.txt")"; fi
+if grep -q '^weave_app_up{app="garbage"} 0$' "$WORK/hostile.txt" && grep -q '^weave_app_up{app="truncated"} 0$' "$WORK/hostile.txt" &&
+   grep -q '^weave_app_up{app="enormous"} 0$' "$WORK/hostile.txt"; then
+    ok "garbage, a truncated and an enormous response: each app down on its own"
+else not_ok "garbage apps are down" "$(grep weave_app_up "$WORK/hostile.txt")"; fi
+sleep 2
+curl -s "$URL/health" > "$WORK/health.json"
+for pair in "garbage:not an HTTP response" "truncated:closed before a complete response" "enormous:larger than" "hung:no complete response"; do
+    app=${pair%%:*}; words=${pair#*:}
+    if grep -q "\"$app:status\":\[{[^]]*\"status\":\"fail\"[^]]*$words" "$WORK/health.json"; then ok "$app: a clear per-app reason ($words)"
+    else not_ok "$app: a clear per-app reason ($words)" "$(grep -o "\"$app:status\":[^]]*" "$WORK/health.json")"; fi
+done
+if kill -0 "$DAEMON" 2>/dev/null && wait_for "$URL/livez" 2; then ok "the daemon is alive and answering after the hostile apps"; else not_ok "the daemon survives hostile apps" "$(tail -5 "$WORK/daemon.log")"; fi
+
+# --- an app that leaves cleanly leaves no trace -------------------------------------------------------
+kill -TERM "${APP_PID[billing]}"
+wait "${APP_PID[billing]}" 2>/dev/null
+if [ ! -e "$APPS/billing.sock" ] && ! metrics | grep -q 'app="billing"'; then ok "SIGTERM billing: its socket is removed and it leaves /metrics"
+else not_ok "billing leaves cleanly" "$(ls "$APPS")"; fi
+
+kill -TERM "$DAEMON"; wait "$DAEMON"; rc=$?
+if [ $rc -eq 0 ]; then ok "the daemon exits 0 on SIGTERM"; else not_ok "the daemon exits 0" "rc=$rc"; fi
+finish

@@ -1,0 +1,156 @@
+import Foundation
+import NIOPosix
+import Testing
+import WeaveAppEndpoint
+import WeaveDI
+import WeaveHealth
+import WeaveHealthServer
+import WeavePrometheus
+@testable import weave_healthd
+
+private final class Store: HealthCheckable {
+    func healthCheck() async -> HealthStatus { .degraded(reason: "replica lag") }
+}
+
+@Suite struct AppsConfigurationTests {
+    private func parse(_ text: String) throws(ConfigurationError) -> DaemonConfiguration {
+        try ConfigurationLoader(file: "test.yaml", text: text).parse()
+    }
+
+    @Test func defaultsAndAFullSection() throws {
+        #expect(try parse("checks: []\n").apps.directory == "/run/weave/apps")
+        let apps = try parse("""
+            apps:
+              directory: /srv/apps
+              timeout: 500ms
+              budget: 3s
+              health_interval: 2s
+              targets:
+                - {name: orders, socket: /run/orders/weave.sock}
+                - {name: billing, url: "http://127.0.0.1:9400/weave/"}
+            """).apps
+        #expect(apps.directory == "/srv/apps" && apps.timeout == .milliseconds(500) && apps.budget == .seconds(3))
+        #expect(apps.targets == [
+            AppTarget(name: "orders", address: .unix(path: "/run/orders/weave.sock"), host: "localhost", pathPrefix: ""),
+            AppTarget(name: "billing", address: .tcp(host: "127.0.0.1", port: 9400), host: "127.0.0.1:9400", pathPrefix: "/weave"),
+        ])
+        #expect(try parse("apps: {discover: false}\n").apps.directory == nil)
+    }
+
+    @Test(arguments: [
+        ("apps:\n  targets:\n    - {name: a, socket: /x, url: \"http://h:1/\"}\n", "test.yaml:3:7: application 'a' needs exactly one of"),
+        ("apps:\n  targets:\n    - {name: ../a, socket: /x}\n", "test.yaml:3:14: an application name uses"),
+        ("apps:\n  targets:\n    - {name: a, socket: /x}\n    - {name: a, socket: /y}\n", "test.yaml:4:7: an application named 'a' already exists"),
+        ("apps:\n  timeout: 10s\n  budget: 5s\n", "test.yaml:2:12: apps: timeout"),
+        ("apps:\n  directory: relative\n", "test.yaml:2:14: directory must be an absolute path"),
+        ("apps:\n  max_response_bytes: 99999999999999999999\n", "test.yaml:2:23: expected a whole number"),
+        ("apps:\n  directroy: /x\n", "test.yaml:2:3: unknown key 'directroy'; did you mean 'directory'?"),
+    ])
+    func errorsArePositioned(text: String, expected: String) {
+        do {
+            _ = try parse(text)
+            Issue.record("accepted: \(text)")
+        } catch {
+            #expect(error.description.hasPrefix(expected), "\(error)")
+        }
+    }
+}
+
+/// The fleet against real application endpoints on Unix sockets, and against sockets that are not.
+@Suite struct AppFleetTests {
+    let directory = NSTemporaryDirectory() + "weave-fleet-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+
+    private func startApp(_ name: String) async throws -> (AppEndpoint, Task<Void, any Error>) {
+        let container = Container()
+        container.register("store", (any HealthCheckable).self, scope: .singleton) { Store() }
+        _ = container.resolve("store", (any HealthCheckable).self)
+        let endpoint = AppEndpoint(container: container, identity: ServiceIdentity(serviceID: name, description: "", version: "1"),
+                                   configuration: .init(socket: .discoverable(directory: directory), watchesMemoryPressure: false))
+        let task = Task { try await endpoint.run() }
+        for _ in 0..<2_000 where endpoint.boundListeners == nil || !endpoint.router.lifecycle.isStarted {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return (endpoint, task)
+    }
+
+    /// A socket that accepts and then does what `behaviour` says, instead of HTTP.
+    private func startImpostor(_ name: String, _ behaviour: @escaping @Sendable (Int32) -> Void) throws -> Int32 {
+        let path = directory + "/" + name + ".sock"
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0 && listen(fd, 16) == 0)
+        Thread.detachNewThread {
+            while true {
+                let client = accept(fd, nil, nil)
+                if client < 0 { return }
+                behaviour(client)
+            }
+        }
+        return fd
+    }
+
+    @Test func aggregatesAppsAndIsolatesTheBrokenOnes() async throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (_, orders) = try await startApp("orders")
+        let (_, billing) = try await startApp("billing")
+        // A peer that is not HTTP, one that sends an endless body, one that never answers, and a killed app's socket.
+        let garbage = try startImpostor("garbage") { client in
+            _ = "SSH-2.0-OpenSSH_9.2\r\n".withCString { send(client, $0, strlen($0), 0) }
+            close(client)
+        }
+        let huge = try startImpostor("huge") { client in
+            var request = [UInt8](repeating: 0, count: 4_096)
+            _ = recv(client, &request, request.count, 0)
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n"
+            _ = head.withCString { send(client, $0, strlen($0), 0) }
+            let chunk = [UInt8](repeating: UInt8(ascii: "#"), count: 65_536)
+            while send(client, chunk, chunk.count, Int32(MSG_NOSIGNAL)) > 0 {}
+            close(client)
+        }
+        let silent = try startImpostor("silent") { _ in }
+        let deadFD = try startImpostor("killed") { client in close(client) }
+        close(deadFD) // the socket file stays; connecting is refused
+        defer { for fd in [garbage, huge, silent] { shutdown(fd, Int32(SHUT_RDWR)); close(fd) } }
+
+        let configuration = AppsConfiguration(directory: directory, timeout: .milliseconds(700), budget: .seconds(2),
+                                              maxResponseBytes: 1 << 20)
+        let fleet = AppFleet(configuration: configuration, group: MultiThreadedEventLoopGroup.singleton)
+        #expect(fleet.targets().map(\.name) == ["billing", "garbage", "huge", "killed", "orders", "silent"])
+
+        let start = ContinuousClock.now
+        let scrapes = await fleet.scrape()
+        #expect(ContinuousClock.now - start < .seconds(2) + .milliseconds(500), "the budget bounds a scrape")
+        let up = Dictionary(uniqueKeysWithValues: scrapes.map { ($0.target.name, $0.families != nil) })
+        #expect(up == ["billing": true, "garbage": false, "huge": false, "killed": false, "orders": true, "silent": false])
+
+        let text = String(decoding: Exposition.render(await AppMetrics { fleet }.collect(), format: .prometheusText), as: UTF8.self)
+        #expect(text.contains("weave_health_status{app=\"orders\",service=\"store\",state=\"degraded\"} 1"))
+        #expect(text.contains("weave_health_status{app=\"billing\",service=\"store\",state=\"degraded\"} 1"))
+        #expect(text.contains("weave_app_up{app=\"silent\"} 0") && text.contains("weave_app_up{app=\"orders\"} 1"))
+        #expect(text.components(separatedBy: "# TYPE weave_health_status gauge").count == 2, "one family, both apps")
+
+        await fleet.refreshHealth()
+        let records = Dictionary(uniqueKeysWithValues: fleet.healthRecords().map { ($0.name, $0) })
+        #expect(records["orders"]?.status.state == .degraded && records["orders/store"]?.status.state == .degraded)
+        #expect(records["killed"]?.status.state == .unhealthy)
+        #expect(records["killed"]?.status.reason?.contains("connection refused") == true, "\(records["killed"]?.status.reason ?? "")")
+        #expect(records["garbage"]?.status.reason?.contains("not an HTTP response") == true, "\(records["garbage"]?.status.reason ?? "")")
+        #expect(records["huge"]?.status.reason?.contains("larger than") == true, "\(records["huge"]?.status.reason ?? "")")
+        #expect(records["silent"]?.status.reason?.contains("no complete response") == true, "\(records["silent"]?.status.reason ?? "")")
+
+        // An application that stops removes its socket: it leaves, with its components.
+        billing.cancel()
+        _ = try? await billing.value
+        _ = await fleet.scrape()
+        #expect(!fleet.healthRecords().contains { $0.name.hasPrefix("billing") })
+        orders.cancel()
+        _ = try? await orders.value
+    }
+}

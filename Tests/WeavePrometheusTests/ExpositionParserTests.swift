@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+@testable import WeavePrometheus
+
+@Suite struct ExpositionParserTests {
+    let families: [MetricFamily] = [
+        .counter("weave_resolutions", "Resolves.", [([("service", "Database")], 3), ([("service", "a\"b\\c\nd")], 1)]),
+        MetricFamily(name: "weave_resolve_duration_seconds", kind: .histogram, help: "Latency.", unit: "seconds", histograms: [
+            .init(labels: [("service", "Database")], bucketLabels: ["0.001", "+Inf"], bucketCounts: [2, 1], sum: 0.5),
+        ]),
+        .gauge("weave_up", "Help with a \\ backslash\nand a line feed.", [([], 1)]),
+    ]
+
+    @Test func readsBothFormatsBackRelabelled() throws {
+        for format in [Exposition.Format.prometheusText, .openMetrics] {
+            let parsed = try ExpositionParser.parse(Exposition.render(families, format: format), adding: [("app", "orders")])
+            #expect(parsed.map(\.name) == ["weave_resolutions", "weave_resolve_duration_seconds", "weave_up"])
+            #expect(parsed.map(\.kind) == [.counter, .histogram, .gauge])
+            #expect(parsed[2].help == "Help with a \\ backslash\nand a line feed.")
+            #expect(format == .prometheusText || parsed[1].unit == "seconds")
+            let lines = String(decoding: parsed[0].preformatted, as: UTF8.self)
+            #expect(lines == "weave_resolutions_total{app=\"orders\",service=\"Database\"} 3\n"
+                + "weave_resolutions_total{app=\"orders\",service=\"a\\\"b\\\\c\\nd\"} 1\n")
+            #expect(String(decoding: parsed[2].preformatted, as: UTF8.self) == "weave_up{app=\"orders\"} 1\n")
+            // Rendered again in either format, the exposition is the original plus the label.
+            for output in [Exposition.Format.prometheusText, .openMetrics] {
+                let again = String(decoding: Exposition.render(parsed, format: output), as: UTF8.self)
+                let original = String(decoding: Exposition.render(families, format: output), as: UTF8.self)
+                #expect(again.replacingOccurrences(of: "app=\"orders\",", with: "").replacingOccurrences(of: "{app=\"orders\"}", with: "")
+                    == original.replacingOccurrences(of: "# UNIT weave_resolve_duration_seconds seconds\n", with: format == .prometheusText ? "" : "# UNIT weave_resolve_duration_seconds seconds\n"))
+            }
+        }
+    }
+
+    @Test func anExistingLabelOfTheSameNameIsExported() throws {
+        let parsed = try ExpositionParser.parse(Array("# TYPE x gauge\nx{app=\"inner\",b=\"1\"} 2 1700000000000\n".utf8), adding: [("app", "outer")])
+        #expect(String(decoding: parsed[0].preformatted, as: UTF8.self) == "x{app=\"outer\",exported_app=\"inner\",b=\"1\"} 2\n")
+    }
+
+    @Test func rejectsWhatIsNotAnExposition() {
+        let cases: [(String, Int)] = [
+            ("HTTP/1.1 200 OK\r\n", 1),
+            ("# TYPE x gauge\nx 1\ny 2\n", 3),
+            ("x 1\n", 1),
+            ("# TYPE x gauge\nx{a=\"1} 2\n", 2),
+            ("# TYPE x gauge\nx{a=1} 2\n", 2),
+            ("# TYPE x gauge\nx one\n", 2),
+            ("# TYPE x gauge\n# TYPE x gauge\n", 2),
+            ("# TYPE x stateset\n", 1),
+            ("# TYPE x gauge\nx 1\n# EOF\nx 2\n", 4),
+            ("# TYPE x gauge\nx{a=\"\\q\"} 1\n", 2),
+            ("# TYPE x gauge\nx_bucket 1\n", 2),
+        ]
+        for (text, line) in cases {
+            #expect(throws: ExpositionParser.Failure.self, "\(text)") { try ExpositionParser.parse(Array(text.utf8)) }
+            do {
+                _ = try ExpositionParser.parse(Array(text.utf8))
+            } catch {
+                #expect(error.line == line, "\(text): \(error)")
+            }
+        }
+    }
+
+    @Test func familiesOfOneNameRenderAsOne() {
+        let a = MetricFamily.gauge("up", "Up.", [([("app", "a")], 1)])
+        var b = MetricFamily.gauge("up", "Other help.", [])
+        b.preformatted = Array("up{app=\"b\"} 0\n".utf8)
+        let counter = MetricFamily.counter("up", "A counter of the same name.", [([("app", "c")], 5)])
+        let text = String(decoding: Exposition.render([b, counter, a], format: .prometheusText), as: UTF8.self)
+        #expect(text == "# HELP up Other help.\n# TYPE up gauge\nup{app=\"a\"} 1\nup{app=\"b\"} 0\n")
+    }
+
+    @Test func expositionTextSkipsTheFamiliesItDoesNotOwn() async {
+        let text = "# HELP weave_resolutions_total Copy.\n# TYPE weave_resolutions_total counter\nweave_resolutions_total{service=\"X\"} 1\n"
+            + "# HELP orders_requests_total Requests.\n# TYPE orders_requests_total counter\norders_requests_total 7\n"
+        let collector = ExpositionText { Array(text.utf8) }
+        let families = await collector.collect()
+        #expect(families.map(\.name) == ["orders_requests"])
+        #expect(collector.lastFailure == nil)
+        let broken = ExpositionText { Array("orders 1\n".utf8) }
+        #expect(await broken.collect().isEmpty)
+        #expect(broken.lastFailure?.line == 1)
+    }
+}
