@@ -6,9 +6,9 @@ extension WeaveEvent {
     static let startup = WeaveEvent(messageID: "3bbd3ed272c649f0bf8073cef7bd24fb", title: "startup")
     static let shutdown = WeaveEvent(messageID: "84ca65ae614e4623bbdbe8acd2af08f2", title: "shutdown")
 
-    static let appUnreachable = WeaveEvent(messageID: "5d0f2c8a9b7e4e61a3c4f1d27b8e9a06", title: "application unreachable")
-    static let appReachable = WeaveEvent(messageID: "c81e4f3a6d2b4b9f8e07a5c3d6f1b240", title: "application reachable")
+    static let appDown = WeaveEvent(messageID: "5d0f2c8a9b7e4e61a3c4f1d27b8e9a06", title: "application down")
+    static let appUp = WeaveEvent(messageID: "c81e4f3a6d2b4b9f8e07a5c3d6f1b240", title: "application up")
 
     /// The events weave-healthd itself logs (its container and monitor log theirs too).
-    static let daemonEvents: [WeaveEvent] = [.configReloaded, .configRejected, .startup, .shutdown, .appUnreachable, .appReachable]
+    static let daemonEvents: [WeaveEvent] = [.configReloaded, .configRejected, .startup, .shutdown, .appDown, .appUp]
 }

@@ -136,6 +136,8 @@ private final class ResponseCollector: ChannelInboundHandler {
         switch error {
         case let error as NIOHTTPDecoderError where error == .unsolicitedResponse:
             promise.fail(FetchFailure("not an HTTP response (it spoke before it was asked)"))
+        case let error as HTTPParserError where error == .invalidEOFState:
+            promise.fail(FetchFailure("the connection closed before a complete response"))
         case is HTTPParserError, is NIOHTTPDecoderError:
             promise.fail(FetchFailure("not an HTTP response (\(error))"))
         default:

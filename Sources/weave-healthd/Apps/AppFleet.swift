@@ -136,7 +136,7 @@ final class AppFleet: Sendable {
         for state in states.values {
             // Reachable but not yet read is no news either way.
             guard let reachable = state.reachable, !reachable || state.status != nil else { continue }
-            let down = HealthStatus.unhealthy(error: FetchFailure("\(state.target.name) is unreachable: \(state.reason ?? "no answer")"))
+            let down = HealthStatus.unhealthy(error: FetchFailure("\(state.target.name) is down: \(state.reason ?? "no answer")"))
             let time = state.checkedAt > 0 ? state.checkedAt : WallClock.now()
             func record(_ name: String, _ status: HealthStatus) -> HealthCheckRecord {
                 HealthCheckRecord(name: name, status: status, lastResult: status, changedAt: time, checkedAt: time, lastDuration: .zero,
@@ -189,10 +189,10 @@ final class AppFleet: Sendable {
         }
         let metadata: Logger.Metadata = ["app": "\(target.name)", "address": "\(target.address)"]
         if let reason, previous != false {
-            logger.warning("Application \(target.name) is unreachable: \(reason)",
-                           metadata: WeaveEvent.appUnreachable.metadata(metadata.merging(["reason": "\(reason)"]) { $1 }))
+            logger.warning("Application \(target.name) is down: \(reason)",
+                           metadata: WeaveEvent.appDown.metadata(metadata.merging(["reason": "\(reason)"]) { $1 }))
         } else if reason == nil, previous != true {
-            logger.notice("Application \(target.name) is reachable at \(target.address)", metadata: WeaveEvent.appReachable.metadata(metadata))
+            logger.notice("Application \(target.name) is up at \(target.address)", metadata: WeaveEvent.appUp.metadata(metadata))
         }
     }
 

@@ -32,7 +32,7 @@ while let option = arguments.popFirst() {
 
 // 1. Logs, and the container's slow-resolution, error and memory-pressure events, go to journald
 //    under this service's own name (standard error when there is no journal).
-LoggingSystem.bootstrap { JournalLogHandler(label: $0, identifier: name, target: .journal) }
+LoggingSystem.bootstrap { [name] in JournalLogHandler(label: $0, identifier: name, target: .journal) }
 
 // 2. The services, registered in the live container that UnifiedDI and @Inject use.
 UnifiedDI.register(Database.self, scope: .singleton) { Database() }
