@@ -1,0 +1,25 @@
+import Vapor
+import WeaveHealthServer
+
+extension RoutesBuilder {
+    /// Mounts a `HealthRouter`'s endpoints (an `AppEndpoint`'s `router`) in this Vapor application
+    /// or route group: `/metrics`, `/health`, `/livez`, `/readyz` and `/readyz/<check>`, with
+    /// `?verbose` and `?exclude=` as on the endpoint's own socket (HEAD is answered by Vapor from GET).
+    ///
+    /// ```swift
+    /// app.weaveHealthRoutes(endpoint.router)
+    /// ```
+    public func weaveHealthRoutes(_ health: HealthRouter) {
+        let paths: [[PathComponent]] = [["metrics"], ["health"], ["livez"], ["readyz"], ["readyz", "**"]]
+        for path in paths {
+            on(.GET, path) { request async -> Response in
+                let headers = request.headers.map { ($0.name, $0.value) }
+                let answer = await health.handle(HealthRequest(method: request.method.rawValue, uri: request.url.string, headers: headers))
+                var fields = HTTPHeaders()
+                for (name, value) in answer.headers { fields.add(name: name, value: value) }
+                return Response(status: HTTPResponseStatus(statusCode: answer.status), headers: fields,
+                                body: Response.Body(buffer: ByteBuffer(bytes: answer.body)))
+            }
+        }
+    }
+}

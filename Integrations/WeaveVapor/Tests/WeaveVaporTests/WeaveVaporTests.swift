@@ -1,0 +1,59 @@
+import Testing
+import Vapor
+import VaporTesting
+import WeaveAppEndpoint
+import WeaveDI
+import WeaveHealth
+import WeaveHealthServer
+import WeaveVapor
+
+private struct Failing: HealthCheckable {
+    struct Down: Error {}
+    func healthCheck() async -> HealthStatus { .unhealthy(error: Down()) }
+}
+
+private final class Orders: Sendable {}
+
+@Suite struct WeaveVaporTests {
+    @Test func servesTheEndpointsBesideTheApplicationsRoutes() async throws {
+        let container = Container()
+        container.register(Orders.self) { Orders() }
+        container.register("queue", (any HealthCheckable).self, scope: .singleton) { Failing() }
+        _ = try? await container.resolve(Orders.self)
+        let endpoint = AppEndpoint(container: container, identity: ServiceIdentity(serviceID: "orders", description: "", version: "3.1.0"),
+                                   configuration: .init(socket: .none))
+        _ = await endpoint.monitor.checkAll()
+        endpoint.router.lifecycle.markStarted()
+
+        let app = try await Application.make(.testing)
+        app.get("orders") { _ in "[]" }
+        app.weaveHealthRoutes(endpoint.router)
+        do {
+            let tester = try app.testing()
+            try await tester.test(.GET, "orders") { #expect($0.body.string == "[]") }
+            try await tester.test(.GET, "metrics") { response in
+                #expect(response.status == .ok)
+                #expect(response.headers.first(name: .contentType) == "text/plain; version=0.0.4; charset=utf-8")
+                #expect(response.body.string.contains("weave_resolutions_total{service=\"Orders\"} 1"))
+            }
+            try await tester.test(.GET, "metrics", headers: ["Accept": "application/openmetrics-text; version=1.0.0"]) { response in
+                #expect(response.body.string.hasSuffix("# EOF\n"))
+            }
+            try await tester.test(.GET, "health") { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(response.body.string.contains("\"status\":\"fail\"") && !response.body.string.contains("Down"))
+            }
+            try await tester.test(.GET, "readyz?verbose") { response in
+                #expect(response.status == .serviceUnavailable && response.body.string.contains("[-]queue failed"))
+            }
+            try await tester.test(.GET, "readyz/queue") { #expect($0.status == .serviceUnavailable) }
+            try await tester.test(.GET, "readyz?exclude=queue") { #expect($0.status == .ok) }
+            try await tester.test(.GET, "livez") { #expect($0.status == .ok && $0.body.string == "ok\n") }
+            try await tester.test(.HEAD, "livez") { #expect($0.status == .ok && $0.body.readableBytes == 0) }
+        } catch {
+            try await app.asyncShutdown()
+            throw error
+        }
+        try await app.asyncShutdown()
+    }
+}
