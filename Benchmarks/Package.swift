@@ -23,6 +23,7 @@ let package = Package(
                 .product(name: "WeaveDI", package: "WeaveDI"),
                 .product(name: "WeavePrometheus", package: "WeaveDI"),
                 .product(name: "WeaveHealthServer", package: "WeaveDI"),
+                .product(name: "WeaveAppEndpoint", package: "WeaveDI"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "Dependencies", package: "swift-dependencies"),

@@ -14,7 +14,7 @@ import tempfile
 import time
 import urllib.request
 
-from process_tools import free_port, idle_rss, stop, time_to_listen_ms, wait_listening
+from process_tools import free_port, idle_rss, node_exporter_comparison, stop, time_to_listen_ms, wait_listening
 
 BIN = sys.argv[1]
 WORK = tempfile.mkdtemp(prefix="weave-bench.")
@@ -56,14 +56,7 @@ try:
     print(f"- startup, exec to the listener accepting connections: median {startup_ms():.1f} ms (15 runs)")
     port = free_port()
     weave_rss = idle_rss([BIN, "--config", write_config(port, 4)], port)
-    node_exporter = shutil.which("prometheus-node-exporter")
-    if node_exporter:
-        node_port = free_port()
-        node_rss = idle_rss([node_exporter, f"--web.listen-address=127.0.0.1:{node_port}"], node_port)
-        print(f"- idle RSS after one scrape and 5 s: weave-healthd {weave_rss / 1024:.1f} MiB, "
-              f"prometheus-node-exporter {node_rss / 1024:.1f} MiB (ratio {weave_rss / node_rss:.2f})")
-    else:
-        print(f"- idle RSS after one scrape and 5 s: weave-healthd {weave_rss / 1024:.1f} MiB (prometheus-node-exporter not installed)")
+    print(node_exporter_comparison(weave_rss, ""))
     port = free_port()
     process = subprocess.Popen([BIN, "--config", write_config(port, 1000)], stderr=subprocess.DEVNULL)
     try:

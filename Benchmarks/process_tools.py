@@ -59,3 +59,15 @@ def idle_rss(command, port, path="/metrics"):
         return rss_kib(process.pid)
     finally:
         stop(process)
+
+
+def node_exporter_comparison(weave_rss, what):
+    """A Markdown line: `weave_rss` (KiB) beside prometheus-node-exporter's idle RSS, measured the same way."""
+    import shutil
+    node_exporter = shutil.which("prometheus-node-exporter")
+    if not node_exporter:
+        return f"- idle RSS after one scrape and 5 s{what}: weave-healthd {weave_rss / 1024:.1f} MiB (prometheus-node-exporter not installed)"
+    node_port = free_port()
+    node_rss = idle_rss([node_exporter, f"--web.listen-address=127.0.0.1:{node_port}"], node_port)
+    return (f"- idle RSS after one scrape and 5 s{what}: weave-healthd {weave_rss / 1024:.1f} MiB, "
+            f"prometheus-node-exporter {node_rss / 1024:.1f} MiB (ratio {weave_rss / node_rss:.2f})")

@@ -10,6 +10,8 @@ let package = Package(
         .package(name: "WeaveDI", path: "../.."),
         .package(name: "WeaveHummingbird", path: "../../Integrations/WeaveHummingbird"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     ],
     targets: [
         .executableTarget(
@@ -18,9 +20,12 @@ let package = Package(
                 .product(name: "WeaveDI", package: "WeaveDI"),
                 .product(name: "WeaveHealth", package: "WeaveDI"),
                 .product(name: "WeaveAppEndpoint", package: "WeaveDI"),
+                .product(name: "WeavePrometheus", package: "WeaveDI"),
                 .product(name: "WeaveSystemd", package: "WeaveDI"),
                 .product(name: "WeaveHummingbird", package: "WeaveHummingbird"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
     ],

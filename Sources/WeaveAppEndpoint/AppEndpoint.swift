@@ -57,31 +57,48 @@ public final class AppEndpoint: Service, Sendable {
     /// The addresses listened on, once `run()` has bound them.
     public var boundListeners: [String]? { server?.boundListeners }
 
+    /// Runs until graceful shutdown (or cancellation). A socket that cannot be made (a directory the
+    /// application may not write, say) is logged as an error and the rest goes on: the checks run and
+    /// routes mounted in the application's router answer. Observability never stops the application.
     public func run() async throws {
-        if case .discoverable(let directory) = configuration.socket { try Self.prepare(directory: directory) }
+        var server = self.server
+        if case .discoverable(let directory) = configuration.socket {
+            do {
+                try Self.prepare(directory: directory)
+            } catch {
+                logger.error("No endpoint socket: \(error); the health checks still run", metadata: ["directory": "\(directory)"])
+                server = nil
+            }
+        }
         if configuration.watchesMemoryPressure { MemoryPressureMonitor.shared.start() }
         defer { removeSocket() }
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        await withTaskGroup(of: Void.self) { group in
             group.addTask { [monitor, lifecycle = router.lifecycle] in
                 _ = await monitor.checkAll()
                 lifecycle.markStarted()
                 await monitor.run()
             }
-            if let server {
-                group.addTask { try await server.run() }
-            } else {
-                group.addTask { [lifecycle = router.lifecycle] in
-                    try? await gracefulShutdown()
-                    lifecycle.markStopping()
+            group.addTask { [logger, lifecycle = router.lifecycle] in
+                if let server {
+                    do {
+                        try await server.run()
+                        return
+                    } catch {
+                        logger.error("The endpoint cannot listen: \(error); the health checks still run")
+                    }
                 }
+                try? await gracefulShutdown()
+                lifecycle.markStopping()
             }
             // The server (or the wait) returns at graceful shutdown; then the checks stop.
-            try await group.next()
+            await group.next()
             group.cancelAll()
         }
     }
 
+    /// Removes the socket this endpoint bound (and no file it did not).
     private func removeSocket() {
+        guard server?.boundListeners != nil else { return }
         for case .unix(let path, _) in router.configuration.listeners { unlink(path) }
     }
 

@@ -62,6 +62,14 @@ public enum ExpositionParser {
         mutating func run() throws(Failure) -> [MetricFamily] {
             var start = 0
             var ended = false
+            // The open family's sample lines, written in place and handed over when a comment line begins.
+            var pending: [UInt8] = []
+            pending.reserveCapacity(bytes.count + bytes.count / 4)
+            func flush(_ families: inout [MetricFamily]) {
+                guard !pending.isEmpty else { return }
+                families[families.count - 1].preformatted += pending
+                pending.removeAll(keepingCapacity: true)
+            }
             while start < bytes.count {
                 lineNumber += 1
                 var end = start
@@ -69,13 +77,15 @@ public enum ExpositionParser {
                 if ended { throw fail("text after # EOF") }
                 if end > start {
                     if bytes[start] == UInt8(ascii: "#") {
+                        flush(&families)
                         ended = try comment(start, end)
                     } else {
-                        try sample(start, end)
+                        try sample(start, end, into: &pending)
                     }
                 }
                 start = end + 1
             }
+            flush(&families)
             return families
         }
 
@@ -120,9 +130,8 @@ public enum ExpositionParser {
             return false
         }
 
-        /// `name{labels} value [timestamp] [# exemplar]`, appended to the open family as
-        /// `name{prefix,labels} value`.
-        mutating func sample(_ start: Int, _ end: Int) throws(Failure) {
+        /// `name{labels} value [timestamp] [# exemplar]`, appended to `out` as `name{prefix,labels} value`.
+        func sample(_ start: Int, _ end: Int, into out: inout [UInt8]) throws(Failure) {
             var cursor = start
             while cursor < end, Reader.isNameByte(bytes[cursor], first: cursor == start) { cursor += 1 }
             let nameEnd = cursor
@@ -135,33 +144,29 @@ public enum ExpositionParser {
                 throw fail("sample \(String(decoding: bytes[start..<nameEnd], as: UTF8.self)) is outside family \(family.name)")
             }
             if suffix.elementsEqual("_created".utf8) { return }
-            var line: [UInt8] = []
-            line.reserveCapacity(end - start + prefix.count + 4)
-            line += bytes[start..<nameEnd]
-            var labels: [UInt8] = prefix
+            out += bytes[start..<nameEnd]
+            out.append(UInt8(ascii: "{"))
+            let labelStart = out.count
+            out += prefix
             if cursor < end, bytes[cursor] == UInt8(ascii: "{") {
-                cursor = try labelSet(from: cursor + 1, end: end, into: &labels)
+                cursor = try labelSet(from: cursor + 1, end: end, into: &out, labelStart: labelStart)
             }
-            if !labels.isEmpty {
-                line.append(UInt8(ascii: "{"))
-                line += labels
-                line.append(UInt8(ascii: "}"))
-            }
+            if out.count == labelStart { out.removeLast() } else { out.append(UInt8(ascii: "}")) }
             guard cursor < end, bytes[cursor] == UInt8(ascii: " ") else { throw fail("expected a space and a value after the labels") }
             while cursor < end, bytes[cursor] == UInt8(ascii: " ") { cursor += 1 }
             let valueStart = cursor
             while cursor < end, bytes[cursor] != UInt8(ascii: " ") { cursor += 1 }
-            let value = String(decoding: bytes[valueStart..<cursor], as: UTF8.self)
-            guard Reader.isValue(value) else { throw fail("'\(value)' is not a sample value") }
-            line.append(UInt8(ascii: " "))
-            line += bytes[valueStart..<cursor]
-            line.append(UInt8(ascii: "\n"))
-            families[families.count - 1].preformatted += line
+            guard Reader.isValue(bytes[valueStart..<cursor]) else {
+                throw fail("'\(String(decoding: bytes[valueStart..<cursor], as: UTF8.self))' is not a sample value")
+            }
+            out.append(UInt8(ascii: " "))
+            out += bytes[valueStart..<cursor]
+            out.append(UInt8(ascii: "\n"))
         }
 
-        /// Copies a label set after `{` into `labels` (after the prefix, comma-separated), renaming a
-        /// label that the prefix adds; returns the index after `}`.
-        func labelSet(from start: Int, end: Int, into labels: inout [UInt8]) throws(Failure) -> Int {
+        /// Copies a label set after `{` into `out` (comma-separated after what follows `labelStart`),
+        /// renaming a label that the prefix adds; returns the index after `}`.
+        func labelSet(from start: Int, end: Int, into out: inout [UInt8], labelStart: Int) throws(Failure) -> Int {
             var cursor = start
             while true {
                 guard cursor < end else { throw fail("unterminated label set") }
@@ -172,11 +177,13 @@ public enum ExpositionParser {
                     throw fail("a label must be name=\"value\"")
                 }
                 let name = bytes[nameStart..<cursor]
-                if !labels.isEmpty { labels.append(UInt8(ascii: ",")) }
-                if added.contains(where: { $0.elementsEqual(name) }) { labels += Array("exported_".utf8) }
-                labels += name
-                labels += Array("=\"".utf8)
+                if out.count > labelStart { out.append(UInt8(ascii: ",")) }
+                if added.contains(where: { $0.elementsEqual(name) }) { out.append(contentsOf: "exported_".utf8) }
+                out += name
+                out.append(UInt8(ascii: "="))
+                out.append(UInt8(ascii: "\""))
                 cursor += 2
+                let valueStart = cursor
                 while true {
                     guard cursor < end else { throw fail("unterminated label value") }
                     let byte = bytes[cursor]
@@ -185,13 +192,12 @@ public enum ExpositionParser {
                         guard cursor + 1 < end, [UInt8(ascii: "\\"), UInt8(ascii: "\""), UInt8(ascii: "n")].contains(bytes[cursor + 1]) else {
                             throw fail("invalid escape in a label value")
                         }
-                        labels.append(byte)
                         cursor += 1
                     }
-                    labels.append(bytes[cursor])
                     cursor += 1
                 }
-                labels.append(UInt8(ascii: "\""))
+                out += bytes[valueStart..<cursor]
+                out.append(UInt8(ascii: "\""))
                 cursor += 1
                 guard cursor < end else { throw fail("unterminated label set") }
                 if bytes[cursor] == UInt8(ascii: ",") { cursor += 1 } else if bytes[cursor] != UInt8(ascii: "}") {
@@ -222,11 +228,18 @@ public enum ExpositionParser {
             !bytes.isEmpty && bytes.enumerated().allSatisfy { isNameByte($0.element, first: $0.offset == 0) }
         }
 
-        static func isValue(_ text: String) -> Bool {
-            ["+Inf", "-Inf", "NaN"].contains(text) || (Double(text) != nil && !text.isEmpty && text.utf8.allSatisfy {
-                ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"),
-                                                                        UInt8(ascii: "+"), UInt8(ascii: "-")].contains($0)
-            })
+        /// A sample value: a decimal number (with exponent), `+Inf`, `-Inf` or `NaN`.
+        static func isValue(_ bytes: ArraySlice<UInt8>) -> Bool {
+            if bytes.elementsEqual("+Inf".utf8) || bytes.elementsEqual("-Inf".utf8) || bytes.elementsEqual("NaN".utf8) { return true }
+            var digits = 0
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digits += 1
+                case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"), UInt8(ascii: "-"): continue
+                default: return false
+                }
+            }
+            return digits > 0 && Double(String(decoding: bytes, as: UTF8.self)) != nil
         }
 
         static func unescapeHelp(_ text: String) -> String {

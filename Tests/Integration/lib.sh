@@ -43,6 +43,39 @@ start_journald() {
     for _ in $(seq 50); do echo probe | systemd-cat -t weave-it-probe 2>/dev/null && break; sleep 0.1; done
 }
 
+# Starts a real Prometheus scraping 127.0.0.1:$1 every second; sets PROM_PORT and PROMETHEUS (its PID,
+# stopped at exit with the rest).
+start_prometheus() {
+    PROM_PORT=$(free_port)
+    cat > "$WORK/prometheus.yml" <<YAML
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: weave
+    static_configs:
+      - targets: ["127.0.0.1:$1"]
+YAML
+    prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
+        --web.listen-address="127.0.0.1:$PROM_PORT" > "$WORK/prometheus.log" 2>&1 &
+    PROMETHEUS=$!
+    PIDS+=("$PROMETHEUS")
+}
+
+# promtool's findings on an OpenMetrics file, but for the expected ones: promtool 2.42 (Debian 12)
+# lints with the text-format parser, which reads an OpenMetrics counter's `<name>_total` samples as a
+# family without HELP (OpenMetrics puts HELP on `<name>`). Prints what remains (nothing when clean),
+# and "error" lines when it cannot parse the file.
+openmetrics_findings() {
+    local out
+    out=$(promtool check metrics < "$1" 2>&1)
+    printf '%s\n' "$out" | while read -r name rest; do
+        [ -z "$name" ] && continue
+        if [ "$rest" = "no help text" ] && [[ "$name" == *_total ]] && grep -q "^# TYPE ${name%_total} counter$" "$1"; then continue; fi
+        echo "$name $rest"
+    done
+}
+
 finish() { # the summary line; the exit status says whether everything passed
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]

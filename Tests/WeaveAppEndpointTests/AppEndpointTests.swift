@@ -90,3 +90,26 @@ private func get(_ path: String, socketPath: String) throws -> String {
         #expect(HealthServerConfiguration(listeners: [.tcp(host: "127.0.0.1", port: 1)]).detailsPolicy == .always)
     }
 }
+
+@Suite struct AppEndpointFailureTests {
+    /// A directory the endpoint cannot make: the error is logged, the checks still run, and the
+    /// service keeps running until it is stopped (observability never stops the application).
+    @Test func aSocketThatCannotBeMadeDoesNotStopTheService() async throws {
+        let file = NSTemporaryDirectory() + "weave-not-a-directory-\(getpid())"
+        FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let container = Container()
+        container.register("payments", (any HealthCheckable).self, scope: .singleton) { Degraded() }
+        let endpoint = AppEndpoint(container: container, identity: ServiceIdentity(serviceID: "orders", description: "", version: "1"),
+                                   configuration: .init(socket: .discoverable(directory: file + "/apps"), watchesMemoryPressure: false))
+        let running = Task { try await endpoint.run() }
+        for _ in 0..<2_000 where !endpoint.router.lifecycle.isStarted { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(endpoint.router.lifecycle.isStarted, "the first round ran")
+        #expect(endpoint.monitor.latestReport.checks["payments"]?.status.state == .degraded)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(!running.isCancelled)
+        running.cancel()
+        _ = try? await running.value
+        #expect(FileManager.default.fileExists(atPath: file), "nothing it did not make is removed")
+    }
+}

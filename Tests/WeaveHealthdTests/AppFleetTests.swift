@@ -36,24 +36,6 @@ private final class Store: HealthCheckable {
         ])
         #expect(try parse("apps: {discover: false}\n").apps.directory == nil)
     }
-
-    @Test(arguments: [
-        ("apps:\n  targets:\n    - {name: a, socket: /x, url: \"http://h:1/\"}\n", "test.yaml:3:7: application 'a' needs exactly one of"),
-        ("apps:\n  targets:\n    - {name: ../a, socket: /x}\n", "test.yaml:3:14: an application name uses"),
-        ("apps:\n  targets:\n    - {name: a, socket: /x}\n    - {name: a, socket: /y}\n", "test.yaml:4:7: an application named 'a' already exists"),
-        ("apps:\n  timeout: 10s\n  budget: 5s\n", "test.yaml:2:12: apps: timeout"),
-        ("apps:\n  directory: relative\n", "test.yaml:2:14: directory must be an absolute path"),
-        ("apps:\n  max_response_bytes: 99999999999999999999\n", "test.yaml:2:23: expected a whole number"),
-        ("apps:\n  directroy: /x\n", "test.yaml:2:3: unknown key 'directroy'; did you mean 'directory'?"),
-    ])
-    func errorsArePositioned(text: String, expected: String) {
-        do {
-            _ = try parse(text)
-            Issue.record("accepted: \(text)")
-        } catch {
-            #expect(error.description.hasPrefix(expected), "\(error)")
-        }
-    }
 }
 
 /// The fleet against real application endpoints on Unix sockets, and against sockets that are not.

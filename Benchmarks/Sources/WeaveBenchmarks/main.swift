@@ -115,6 +115,16 @@ if CommandLine.arguments.count >= 3, CommandLine.arguments[1] == "profile" {
     exit(0)
 }
 
+// The application side of Benchmarks/apps_bench.py (weave-healthd aggregating applications).
+if CommandLine.arguments.count >= 2, CommandLine.arguments[1] == "app" {
+    try await AppsBenchmark.serve(Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
+}
+if CommandLine.arguments.count >= 2, CommandLine.arguments[1] == "render-apps" {
+    await AppsBenchmark.render(Array(CommandLine.arguments.dropFirst(2)))
+    exit(0)
+}
+
 /// Sections to run: the arguments (`resolve`, `paths`, `oversubscribed`, `instrumentation`, `render`,
 /// `scrape`), or all of them.
 let sections = Set(CommandLine.arguments.dropFirst())

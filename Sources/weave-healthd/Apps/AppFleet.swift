@@ -39,7 +39,7 @@ final class AppFleet: Sendable {
     }
 
     /// How many applications are read at once, at most.
-    static let maxConcurrentRequests = 64
+    static let maxConcurrentRequests = 16
     /// Components read from one application's `/health`, at most.
     static let maxComponents = 1_000
 

@@ -13,13 +13,14 @@ struct AppsConfiguration: Sendable {
     var budget: Duration
     /// How often each application's `/health` is read.
     var healthInterval: Duration
-    /// The largest exposition or health document read from one application.
+    /// The largest exposition or health document read from one application (4 MiB: 20 times what an
+    /// application of 100 services serves; at most `AppFleet.maxConcurrentRequests` of them are held at once).
     var maxResponseBytes: Int
 
     static let defaultDirectory = "/run/weave/apps"
 
     init(directory: String? = AppsConfiguration.defaultDirectory, targets: [AppTarget] = [], timeout: Duration = .seconds(2),
-         budget: Duration = .seconds(5), healthInterval: Duration = .seconds(5), maxResponseBytes: Int = 16 << 20) {
+         budget: Duration = .seconds(5), healthInterval: Duration = .seconds(5), maxResponseBytes: Int = 4 << 20) {
         self.directory = directory
         self.targets = targets
         self.timeout = timeout

@@ -1,6 +1,8 @@
 import Glibc
 import Hummingbird
 import Logging
+import Metrics
+import Prometheus
 import WeaveAppEndpoint
 import WeaveDI
 import WeaveHealth
@@ -42,18 +44,31 @@ UnifiedDI.register(ReportBuilder.self) { [slowFactory] in
     return ReportBuilder(database: UnifiedDI.requireResolve(Database.self))
 }
 
-// 3. The endpoint weave-healthd reads: one Service.
+// 3. The service's own metrics through swift-metrics into a swift-prometheus registry, with the
+//    container's timings forwarded there too (MetricsBridge), as a service that already exports
+//    with swift-prometheus does.
+let registry = PrometheusCollectorRegistry()
+MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+let bridge = MetricsBridge(container: .live)
+let requests = Counter(label: "orders_requests_total")
+
+// 4. The endpoint weave-healthd reads: one Service. The registry's families join the container's;
+//    those the container owns (the bridge's copies) are left out, so no family appears twice.
 let endpoint = AppEndpoint(container: .live,
                            identity: ServiceIdentity(serviceID: name, description: "orders API", version: "1.4.0",
                                                      instance: "127.0.0.1:\(port)"),
-                           configuration: .init(socket: .discoverable(directory: appsDirectory)))
+                           configuration: .init(socket: .discoverable(directory: appsDirectory)),
+                           collectors: [ExpositionText { registry.emitToBuffer() }])
 
 let router = Router()
-router.get("/orders") { _, _ in OrderService().database?.orders().joined(separator: "\n") ?? "no database" }
+router.get("/orders") { _, _ in
+    requests.increment()
+    return OrderService().database?.orders().joined(separator: "\n") ?? "no database"
+}
 router.get("/report") { _, _ in UnifiedDI.requireResolve(ReportBuilder.self).report() }
 router.post("/demo/payments/degrade") { _, _ in OrderService().payments?.setDegraded(true); return "degraded\n" }
 router.post("/demo/payments/recover") { _, _ in OrderService().payments?.setDegraded(false); return "recovered\n" }
-// 4. The same endpoints in the service's own router (optional).
+// 5. The same endpoints in the service's own router (optional).
 router.addWeaveHealthRoutes(endpoint.router)
 
 let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),

@@ -1,0 +1,59 @@
+import Foundation
+import MetricsFixture
+import WeaveAppEndpoint
+import WeaveDI
+import WeaveHealth
+import WeavePrometheus
+
+/// The application side of `Benchmarks/apps_bench.py`: an application with `services` resolved
+/// services and as many health checks, served by `AppEndpoint` where weave-healthd discovers it;
+/// and the in-process render its aggregation is compared with.
+enum AppsBenchmark {
+    /// `app NAME DIRECTORY SERVICES [RESOLVE-SECONDS]`: serves until killed. With RESOLVE-SECONDS it
+    /// times single resolves on one thread for that long once serving, and prints one line:
+    /// `resolve p50=… p999=… max=… n=…` (nanoseconds).
+    static func serve(_ arguments: [String]) async throws {
+        guard arguments.count >= 3, let services = Int(arguments[2]) else {
+            print("usage: WeaveBenchmarks app NAME DIRECTORY SERVICES [RESOLVE-SECONDS]")
+            exit(64)
+        }
+        let fixture = MetricsFixture(services: services)
+        let monitor = HealthMonitor(container: fixture.container, defaultSettings: HealthCheckSettings(interval: .seconds(3_600)))
+        for index in 0..<services { await monitor.register("check-\(index)") { .healthy } }
+        let endpoint = AppEndpoint(container: fixture.container,
+                                   identity: ServiceIdentity(serviceID: arguments[0], description: "benchmark app", version: "1"),
+                                   configuration: .init(socket: .discoverable(directory: arguments[1]), watchesMemoryPressure: false),
+                                   monitor: monitor)
+        let serving = Task { try await endpoint.run() }
+        if arguments.count > 3, let seconds = Int(arguments[3]) {
+            while !endpoint.router.lifecycle.isStarted { try await Task.sleep(for: .milliseconds(10)) }
+            print("serving", terminator: "\n")
+            fflush(stdout)
+            let summary = await Task.detached { LatencyRecorder.resolves(of: fixture.container, for: .seconds(seconds)) }.value
+            print("resolve p50=\(Int(summary.p50)) p999=\(Int(summary.p999)) max=\(Int(summary.max)) n=\(summary.resolves)")
+            fflush(stdout)
+        }
+        try await serving.value
+    }
+
+    /// `render-apps SERVICES`: the median time, in microseconds over 30 runs, to collect and render
+    /// (text format) what one application with SERVICES services and checks serves, in one process.
+    static func render(_ arguments: [String]) async {
+        let services = arguments.first.flatMap { Int($0) } ?? 2_000
+        let fixture = MetricsFixture(services: services)
+        let identity = ServiceIdentity(serviceID: "bench", description: "", version: "1")
+        let collectors: [any MetricCollector] = [
+            ContainerMetrics { fixture.container.statistics() }, HealthMetrics { fixture.report }, ProcessMetrics(), BuildInfo(identity: identity),
+        ]
+        var times: [Double] = []
+        var size = 0
+        for _ in 0..<30 {
+            let start = ContinuousClock.now
+            var families: [MetricFamily] = []
+            for collector in collectors { families += await collector.collect() }
+            size = Exposition.render(families, format: .prometheusText).count
+            times.append(Harness.nanos(ContinuousClock.now - start) / 1_000)
+        }
+        print("render us=\(Int(times.sorted()[times.count / 2])) bytes=\(size)")
+    }
+}
