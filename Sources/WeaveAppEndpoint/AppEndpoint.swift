@@ -78,7 +78,7 @@ public final class AppEndpoint: Service, Sendable {
                 lifecycle.markStarted()
                 await monitor.run()
             }
-            group.addTask { [logger, lifecycle = router.lifecycle] in
+            group.addTask { [logger, server, lifecycle = router.lifecycle] in
                 if let server {
                     do {
                         try await server.run()

@@ -215,6 +215,13 @@ wait "${APP_PID[billing]}" 2>/dev/null
 if [ ! -e "$APPS/billing.sock" ] && ! metrics | grep -q 'app="billing"'; then ok "SIGTERM billing: its socket is removed and it leaves /metrics"
 else not_ok "billing leaves cleanly" "$(ls "$APPS")"; fi
 
+# --- a reload applies apps: -----------------------------------------------------------------------
+sed -i "s|^  directory: .*|  discover: false\n  targets:\n    - {name: only-orders, socket: $APPS/orders.sock}|" "$WORK/config.yaml"
+kill -HUP "$DAEMON"
+if wait_metrics '^weave_app_up{app="only-orders"} 1$' 10 && ! metrics | grep -q 'app="garbage"'; then
+    ok "SIGHUP applies apps: discovery off, one named socket"
+else not_ok "a reload applies apps:" "$(metrics | grep weave_app_up) $(tail -3 "$WORK/daemon.log")"; fi
+
 kill -TERM "$DAEMON"; wait "$DAEMON"; rc=$?
 if [ $rc -eq 0 ]; then ok "the daemon exits 0 on SIGTERM"; else not_ok "the daemon exits 0" "rc=$rc"; fi
 finish

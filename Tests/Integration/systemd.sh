@@ -22,6 +22,9 @@ install_log=$(DESTDIR="$WORK/root" "$ROOT/Scripts/install" "$BIN" 2>&1); rc=$?
 if [ $rc -eq 0 ] && [ -x "$WORK/root/usr/local/bin/weave-healthd" ]; then ok "Scripts/install into a DESTDIR"
 else not_ok "Scripts/install into a DESTDIR" "$install_log"; fi
 UNITS="$WORK/root/etc/systemd/system"
+if [ "$(stat -c %a "$WORK/root/run/weave/apps" 2>/dev/null)" = 2770 ] && grep -q '^weave:' "$WORK/root/etc/group"; then
+    ok "sysusers.d and tmpfiles.d: group weave, /run/weave/apps 2770 (setgid) for the applications' sockets"
+else not_ok "the apps directory and group" "$(ls -la "$WORK/root/run/weave" 2>&1) $(grep weave "$WORK/root/etc/group" 2>&1)"; fi
 sed -i "s|/usr/local/bin/weave-healthd|$BIN|g" "$UNITS"/*
 for unit in weave-healthd.service weave-healthd.socket weave-healthd-isolated.service; do
     output=$(cd "$UNITS" && systemd-analyze verify "./$unit" 2>&1); rc=$?

@@ -5,6 +5,7 @@ import WeaveAppEndpoint
 import WeaveDI
 import WeaveHealth
 import WeaveHealthServer
+import WeavePrometheus
 import WeaveVapor
 
 private struct Failing: HealthCheckable {
