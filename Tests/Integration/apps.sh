@@ -134,7 +134,7 @@ curl -s -X POST "http://127.0.0.1:${APP_PORT[billing]}/demo/payments/recover" > 
 
 # --- kill an app ------------------------------------------------------------------------------------
 kill -KILL "${APP_PID[shipping]}"
-wait "${APP_PID[shipping]}" 2>/dev/null
+{ wait "${APP_PID[shipping]}"; } 2>/dev/null
 metrics > "$WORK/after-kill.txt"
 if grep -q '^weave_app_up{app="shipping"} 0$' "$WORK/after-kill.txt" && ! grep -q 'app="shipping",' "$WORK/after-kill.txt" &&
    grep -q '^weave_resolutions_total{app="orders",service="ReportBuilder"} 1$' "$WORK/after-kill.txt"; then

@@ -76,6 +76,9 @@ import Testing
         let collector = ExpositionText { Array(text.utf8) }
         let families = await collector.collect()
         #expect(families.map(\.name) == ["orders_requests"])
+        #expect(families[0].help == "Requests.")
+        let helpless = ExpositionText(help: ["b": "B."]) { Array("# TYPE a gauge\na 1\n# TYPE b gauge\nb 2\n".utf8) }
+        #expect(await helpless.collect().map(\.help) == ["a, as the application's own metrics registry exports it (it gave no help text).", "B."])
         #expect(collector.lastFailure == nil)
         let broken = ExpositionText { Array("orders 1\n".utf8) }
         #expect(await broken.collect().isEmpty)

@@ -58,7 +58,7 @@ let endpoint = AppEndpoint(container: .live,
                            identity: ServiceIdentity(serviceID: name, description: "orders API", version: "1.4.0",
                                                      instance: "127.0.0.1:\(port)"),
                            configuration: .init(socket: .discoverable(directory: appsDirectory)),
-                           collectors: [ExpositionText { registry.emitToBuffer() }])
+                           collectors: [ExpositionText(help: ["orders_requests": "Requests to /orders."]) { registry.emitToBuffer() }])
 
 let router = Router()
 router.get("/orders") { _, _ in
