@@ -25,7 +25,7 @@ let package = Package(
         // Package-internal (no product): the helpers every module needs, written once. No dependencies,
         // so the probe can use it and still link neither Foundation nor NIO.
         .target(name: "WeaveSupport", dependencies: ["CMachine"]),
-        // What Swift cannot say: the futex system call and the CPU's cycle counter (C, no dependencies).
+        // What Swift cannot say: the futex system call, the CPU's cycle counter and glibc's malloc tuning (C, no dependencies).
         .target(name: "CMachine"),
         .target(
             name: "WeaveDI",
@@ -78,7 +78,7 @@ let package = Package(
         .executableTarget(
             name: "weave-healthd",
             dependencies: [
-                "WeaveDI", "WeaveHealth", "WeavePrometheus", "WeaveHealthServer", "WeaveSupport", "WeaveSystemd",
+                "CMachine", "WeaveDI", "WeaveHealth", "WeavePrometheus", "WeaveHealthServer", "WeaveSupport", "WeaveSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

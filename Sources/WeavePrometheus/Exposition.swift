@@ -35,7 +35,8 @@ public enum Exposition {
     public static func render(_ families: [MetricFamily], format: Format) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(families.reduce(0) { $0 + estimatedSize($1) })
-        for family in merged(families) {
+        for group in grouped(families) {
+            let family = group[0]
             // The text format names a counter family as its samples are named; OpenMetrics drops `_total`.
             let familyName = format == .prometheusText && family.kind == .counter ? family.name + "_total" : family.name
             out.append(contentsOf: "# HELP ".utf8)
@@ -47,7 +48,7 @@ public enum Exposition {
             out.append(UInt8(ascii: " "))
             out.append(contentsOf: family.kind.rawValue.utf8)
             out.append(UInt8(ascii: "\n"))
-            if format == .openMetrics, let unit = family.unit {
+            if format == .openMetrics, let unit = group.lazy.compactMap(\.unit).first {
                 out.append(contentsOf: "# UNIT ".utf8)
                 out.append(contentsOf: familyName.utf8)
                 out.append(UInt8(ascii: " "))
@@ -55,45 +56,44 @@ public enum Exposition {
                 out.append(UInt8(ascii: "\n"))
             }
             let name = Array(family.name.utf8)
-            for sample in family.samples {
-                out.append(contentsOf: name)
-                out.append(contentsOf: sample.suffix.utf8)
-                if !sample.labels.isEmpty {
-                    out.append(UInt8(ascii: "{"))
-                    appendLabels(&out, sample.labels)
-                    out.append(UInt8(ascii: "}"))
-                }
-                out.append(UInt8(ascii: " "))
-                appendValue(&out, sample.value)
-                out.append(UInt8(ascii: "\n"))
-            }
             // `le="…"} ` of every bucket, made once for all the series that share their bounds.
             var bucketEnds: (labels: [String], bytes: [[UInt8]]) = ([], [])
-            for series in family.histograms {
-                appendHistogram(&out, name: name, series, bucketEnds: &bucketEnds)
+            for member in group {
+                for sample in member.samples {
+                    out.append(contentsOf: name)
+                    out.append(contentsOf: sample.suffix.utf8)
+                    if !sample.labels.isEmpty {
+                        out.append(UInt8(ascii: "{"))
+                        appendLabels(&out, sample.labels)
+                        out.append(UInt8(ascii: "}"))
+                    }
+                    out.append(UInt8(ascii: " "))
+                    appendValue(&out, sample.value)
+                    out.append(UInt8(ascii: "\n"))
+                }
+                for series in member.histograms {
+                    appendHistogram(&out, name: name, series, bucketEnds: &bucketEnds)
+                }
+                out.append(contentsOf: member.preformatted)
             }
-            out.append(contentsOf: family.preformatted)
         }
         if format == .openMetrics { out.append(contentsOf: "# EOF\n".utf8) }
         return out
     }
 
-    /// `families` sorted by name (stable), those of one name folded into the first of them.
-    static func merged(_ families: [MetricFamily]) -> [MetricFamily] {
-        var out: [MetricFamily] = []
-        out.reserveCapacity(families.count)
+    /// `families` sorted by name (stable) and grouped by name: the first of a group gives HELP, TYPE
+    /// and kind; a later family of another kind is left out. Nothing is copied.
+    static func grouped(_ families: [MetricFamily]) -> [[MetricFamily]] {
+        var groups: [[MetricFamily]] = []
+        groups.reserveCapacity(families.count)
         for family in families.enumerated().sorted(by: { ($0.element.name, $0.offset) < ($1.element.name, $1.offset) }).map(\.element) {
-            guard let last = out.last, last.name == family.name else {
-                out.append(family)
+            guard let first = groups.last?.first, first.name == family.name else {
+                groups.append([family])
                 continue
             }
-            guard last.kind == family.kind else { continue }
-            out[out.count - 1].samples += family.samples
-            out[out.count - 1].histograms += family.histograms
-            out[out.count - 1].preformatted += family.preformatted
-            if out[out.count - 1].unit == nil { out[out.count - 1].unit = family.unit }
+            if first.kind == family.kind { groups[groups.count - 1].append(family) }
         }
-        return out
+        return groups
     }
 
     /// The `_bucket` lines (cumulative, `+Inf` last), `_sum` and `_count` of one histogram series.

@@ -1,3 +1,5 @@
+import WeaveSupport
+
 /// Reads an exposition another process rendered (Prometheus text 0.0.4 or OpenMetrics 1.0) back
 /// into families, so it can be merged with others and rendered again in either format. Sample
 /// lines are kept as bytes (`MetricFamily.preformatted`), with labels added in front of theirs;
@@ -23,8 +25,11 @@ public enum ExpositionParser {
             if index > 0 { prefix.append(UInt8(ascii: ",")) }
             prefix += Array(label.0.utf8) + Array("=\"".utf8) + escapeLabelValue(label.1) + [UInt8(ascii: "\"")]
         }
-        var reader = Reader(bytes: bytes, prefix: prefix, added: labels.map { Array($0.0.utf8) })
-        return try reader.run()
+        let added = labels.map { Array($0.0.utf8) }
+        return try bytes.withUnsafeBufferPointer { buffer throws(Failure) in
+            var reader = Reader(bytes: buffer, prefix: prefix, added: added)
+            return try reader.run()
+        }
     }
 
     static func escapeLabelValue(_ value: String) -> [UInt8] {
@@ -40,8 +45,10 @@ public enum ExpositionParser {
         return out
     }
 
+    /// One pass over the bytes, without allocating per sample: sample lines are copied into the open
+    /// family's buffer with the labels added.
     private struct Reader {
-        let bytes: [UInt8]
+        let bytes: UnsafeBufferPointer<UInt8>
         let prefix: [UInt8]
         let added: [[UInt8]]
         var families: [MetricFamily] = []
@@ -50,14 +57,25 @@ public enum ExpositionParser {
         var pendingHelp: [String: String] = [:]
         var pendingUnit: [String: String] = [:]
         var seen: Set<String> = []
+        /// The open family's name and the suffixes its samples may have.
+        var familyName: [UInt8] = []
+        var suffixes: [[UInt8]] = []
 
-        init(bytes: [UInt8], prefix: [UInt8], added: [[UInt8]]) {
+        init(bytes: UnsafeBufferPointer<UInt8>, prefix: [UInt8], added: [[UInt8]]) {
             self.bytes = bytes
             self.prefix = prefix
             self.added = added
         }
 
         func fail(_ message: String) -> Failure { Failure(line: lineNumber, message: message) }
+
+        func text(_ start: Int, _ end: Int) -> String {
+            String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+        }
+
+        func equal(_ start: Int, _ end: Int, _ other: [UInt8]) -> Bool {
+            end - start == other.count && other.withUnsafeBufferPointer { memcmp(bytes.baseAddress! + start, $0.baseAddress!, other.count) == 0 }
+        }
 
         mutating func run() throws(Failure) -> [MetricFamily] {
             var start = 0
@@ -70,10 +88,11 @@ public enum ExpositionParser {
                 families[families.count - 1].preformatted += pending
                 pending.removeAll(keepingCapacity: true)
             }
+            guard let base = bytes.baseAddress else { return [] }
             while start < bytes.count {
                 lineNumber += 1
-                var end = start
-                while end < bytes.count, bytes[end] != UInt8(ascii: "\n") { end += 1 }
+                let end = memchr(base + start, 0x0A, bytes.count - start).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base }
+                    ?? bytes.count
                 if ended { throw fail("text after # EOF") }
                 if end > start {
                     if bytes[start] == UInt8(ascii: "#") {
@@ -91,7 +110,7 @@ public enum ExpositionParser {
 
         /// `# HELP`, `# TYPE`, `# UNIT`, `# EOF`; other comments are skipped. Returns whether it was `# EOF`.
         mutating func comment(_ start: Int, _ end: Int) throws(Failure) -> Bool {
-            let line = bytes[start..<end]
+            let line = Array(bytes[start..<end])
             let words = line.split(separator: UInt8(ascii: " "), maxSplits: 3, omittingEmptySubsequences: true)
             guard words.count >= 2, words[0].elementsEqual("#".utf8) else { return false }
             let keyword = String(decoding: words[1], as: UTF8.self)
@@ -126,6 +145,8 @@ public enum ExpositionParser {
                 let help = pendingHelp.removeValue(forKey: name) ?? pendingHelp.removeValue(forKey: family) ?? ""
                 let unit = pendingUnit.removeValue(forKey: family)
                 families.append(MetricFamily(name: family, kind: kind, help: help, unit: unit))
+                familyName = Array(family.utf8)
+                suffixes = Reader.suffixes(of: kind).map { Array($0.utf8) }
             }
             return false
         }
@@ -136,32 +157,90 @@ public enum ExpositionParser {
             while cursor < end, Reader.isNameByte(bytes[cursor], first: cursor == start) { cursor += 1 }
             let nameEnd = cursor
             guard nameEnd > start else { throw fail("a sample must begin with a metric name") }
-            guard let family = families.last else {
-                throw fail("sample \(String(decoding: bytes[start..<nameEnd], as: UTF8.self)) has no TYPE line before it")
+            guard !families.isEmpty else { throw fail("sample \(text(start, nameEnd)) has no TYPE line before it") }
+            let suffixStart = start + familyName.count
+            guard suffixStart <= nameEnd, equal(start, suffixStart, familyName),
+                  let suffix = suffixes.firstIndex(where: { equal(suffixStart, nameEnd, $0) }) else {
+                throw fail("sample \(text(start, nameEnd)) is outside family \(families[families.count - 1].name)")
             }
-            let suffix = bytes[start..<nameEnd].dropFirst(family.name.utf8.count)
-            guard bytes[start..<nameEnd].starts(with: family.name.utf8), Reader.allowed(suffix, for: family.kind) else {
-                throw fail("sample \(String(decoding: bytes[start..<nameEnd], as: UTF8.self)) is outside family \(family.name)")
-            }
-            if suffix.elementsEqual("_created".utf8) { return }
-            out += bytes[start..<nameEnd]
-            out.append(UInt8(ascii: "{"))
-            let labelStart = out.count
-            out += prefix
+            if suffixes[suffix] == Reader.created { return }
+            var labelsStart = -1 // after `{`, when there is a label set
+            var renames = false
             if cursor < end, bytes[cursor] == UInt8(ascii: "{") {
-                cursor = try labelSet(from: cursor + 1, end: end, into: &out, labelStart: labelStart)
+                labelsStart = cursor + 1
+                (cursor, renames) = try scanLabels(from: labelsStart, end: end)
             }
-            if out.count == labelStart { out.removeLast() } else { out.append(UInt8(ascii: "}")) }
             guard cursor < end, bytes[cursor] == UInt8(ascii: " ") else { throw fail("expected a space and a value after the labels") }
+            let labelsEnd = cursor // after `}`, or after the name
             while cursor < end, bytes[cursor] == UInt8(ascii: " ") { cursor += 1 }
             let valueStart = cursor
             while cursor < end, bytes[cursor] != UInt8(ascii: " ") { cursor += 1 }
-            guard Reader.isValue(bytes[valueStart..<cursor]) else {
-                throw fail("'\(String(decoding: bytes[valueStart..<cursor], as: UTF8.self))' is not a sample value")
+            let value = UnsafeBufferPointer(rebasing: bytes[valueStart..<cursor])
+            guard Reader.isValue(value) else { throw fail("'\(text(valueStart, cursor))' is not a sample value") }
+            // A timestamp or exemplar after the value is left out; the rest is copied in as few pieces as it can be.
+            if prefix.isEmpty {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<cursor]))
+            } else if labelsStart < 0 || bytes[labelsStart] == UInt8(ascii: "}") {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<nameEnd]))
+                out.append(UInt8(ascii: "{"))
+                out += prefix
+                out.append(UInt8(ascii: "}"))
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[labelsEnd..<cursor]))
+            } else if !renames {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<labelsStart]))
+                out += prefix
+                out.append(UInt8(ascii: ","))
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[labelsStart..<cursor]))
+            } else {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<labelsStart]))
+                out += prefix
+                _ = try labelSet(from: labelsStart, end: end, into: &out, labelStart: out.count - prefix.count)
+                out.append(UInt8(ascii: "}"))
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[labelsEnd..<cursor]))
             }
-            out.append(UInt8(ascii: " "))
-            out += bytes[valueStart..<cursor]
             out.append(UInt8(ascii: "\n"))
+        }
+
+        /// Checks a label set after `{`; returns the index after `}`, and whether a label has a name
+        /// the prefix adds (then `labelSet` copies it renamed).
+        func scanLabels(from start: Int, end: Int) throws(Failure) -> (Int, Bool) {
+            var cursor = start
+            var renames = false
+            guard let base = bytes.baseAddress else { throw fail("unterminated label set") }
+            while true {
+                guard cursor < end else { throw fail("unterminated label set") }
+                if bytes[cursor] == UInt8(ascii: "}") { return (cursor + 1, renames) }
+                let nameStart = cursor
+                while cursor < end, Reader.isNameByte(bytes[cursor], first: cursor == nameStart), bytes[cursor] != UInt8(ascii: ":") { cursor += 1 }
+                guard cursor > nameStart, cursor + 1 < end, bytes[cursor] == UInt8(ascii: "="), bytes[cursor + 1] == UInt8(ascii: "\"") else {
+                    throw fail("a label must be name=\"value\"")
+                }
+                if !renames, added.contains(where: { equal(nameStart, cursor, $0) }) { renames = true }
+                cursor += 2
+                // The closing quote: the first one not escaped.
+                while true {
+                    guard cursor < end, let quote = memchr(base + cursor, Int32(UInt8(ascii: "\"")), end - cursor) else {
+                        throw fail("unterminated label value")
+                    }
+                    let quoteIndex = UnsafePointer<UInt8>(quote.assumingMemoryBound(to: UInt8.self)) - base
+                    if memchr(base + cursor, Int32(UInt8(ascii: "\\")), quoteIndex - cursor) == nil {
+                        cursor = quoteIndex
+                        break
+                    }
+                    // An escape before the quote: step over it and look again.
+                    let escape = UnsafePointer<UInt8>(memchr(base + cursor, Int32(UInt8(ascii: "\\")), quoteIndex - cursor)!
+                        .assumingMemoryBound(to: UInt8.self)) - base
+                    guard escape + 1 < end, [UInt8(ascii: "\\"), UInt8(ascii: "\""), UInt8(ascii: "n")].contains(bytes[escape + 1]) else {
+                        throw fail("invalid escape in a label value")
+                    }
+                    cursor = escape + 2
+                }
+                cursor += 1
+                guard cursor < end else { throw fail("unterminated label set") }
+                if bytes[cursor] == UInt8(ascii: ",") { cursor += 1 } else if bytes[cursor] != UInt8(ascii: "}") {
+                    throw fail("expected , or } after a label value")
+                }
+            }
         }
 
         /// Copies a label set after `{` into `out` (comma-separated after what follows `labelStart`),
@@ -176,12 +255,8 @@ public enum ExpositionParser {
                 guard cursor > nameStart, cursor + 1 < end, bytes[cursor] == UInt8(ascii: "="), bytes[cursor + 1] == UInt8(ascii: "\"") else {
                     throw fail("a label must be name=\"value\"")
                 }
-                let name = bytes[nameStart..<cursor]
                 if out.count > labelStart { out.append(UInt8(ascii: ",")) }
-                if added.contains(where: { $0.elementsEqual(name) }) { out.append(contentsOf: "exported_".utf8) }
-                out += name
-                out.append(UInt8(ascii: "="))
-                out.append(UInt8(ascii: "\""))
+                if added.contains(where: { equal(nameStart, cursor, $0) }) { out.append(contentsOf: "exported_".utf8) }
                 cursor += 2
                 let valueStart = cursor
                 while true {
@@ -196,8 +271,8 @@ public enum ExpositionParser {
                     }
                     cursor += 1
                 }
-                out += bytes[valueStart..<cursor]
-                out.append(UInt8(ascii: "\""))
+                // name="value" as it came.
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[nameStart...cursor]))
                 cursor += 1
                 guard cursor < end else { throw fail("unterminated label set") }
                 if bytes[cursor] == UInt8(ascii: ",") { cursor += 1 } else if bytes[cursor] != UInt8(ascii: "}") {
@@ -206,13 +281,15 @@ public enum ExpositionParser {
             }
         }
 
-        static func allowed(_ suffix: ArraySlice<UInt8>, for kind: MetricFamily.Kind) -> Bool {
-            let text = String(decoding: suffix, as: UTF8.self)
+        static let created = Array("_created".utf8)
+
+        /// The suffixes a sample name may add to its family's name.
+        static func suffixes(of kind: MetricFamily.Kind) -> [String] {
             switch kind {
-            case .gauge: return text.isEmpty
-            case .counter: return text == "_total" || text == "_created" || text.isEmpty
-            case .histogram: return ["_bucket", "_sum", "_count", "_created"].contains(text)
-            case .summary: return ["", "_sum", "_count", "_created"].contains(text)
+            case .gauge: return [""]
+            case .counter: return ["_total", "", "_created"]
+            case .histogram: return ["_bucket", "_sum", "_count", "_created"]
+            case .summary: return ["", "_sum", "_count", "_created"]
             }
         }
 
@@ -228,18 +305,32 @@ public enum ExpositionParser {
             !bytes.isEmpty && bytes.enumerated().allSatisfy { isNameByte($0.element, first: $0.offset == 0) }
         }
 
-        /// A sample value: a decimal number (with exponent), `+Inf`, `-Inf` or `NaN`.
-        static func isValue(_ bytes: ArraySlice<UInt8>) -> Bool {
-            if bytes.elementsEqual("+Inf".utf8) || bytes.elementsEqual("-Inf".utf8) || bytes.elementsEqual("NaN".utf8) { return true }
-            var digits = 0
-            for byte in bytes {
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): digits += 1
-                case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"), UInt8(ascii: "-"): continue
-                default: return false
-                }
+        /// A sample value: `[+-]digits[.digits][(e|E)[+-]digits]` (a fraction may stand alone, `.5`),
+        /// `+Inf`, `-Inf` or `NaN`.
+        static func isValue(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            if let first = bytes.first, first == UInt8(ascii: "+") || first == UInt8(ascii: "-") || first == UInt8(ascii: "N"),
+               bytes.elementsEqual("+Inf".utf8) || bytes.elementsEqual("-Inf".utf8) || bytes.elementsEqual("NaN".utf8) {
+                return true
             }
-            return digits > 0 && Double(String(decoding: bytes, as: UTF8.self)) != nil
+            var index = 0
+            func digits() -> Int {
+                let start = index
+                while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+                return index - start
+            }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            var mantissa = digits()
+            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+                index += 1
+                mantissa += digits()
+            }
+            guard mantissa > 0 else { return false }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                index += 1
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                guard digits() > 0 else { return false }
+            }
+            return index == bytes.count
         }
 
         static func unescapeHelp(_ text: String) -> String {

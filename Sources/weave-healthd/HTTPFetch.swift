@@ -108,6 +108,9 @@ private final class ResponseCollector: ChannelInboundHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             self.head = head
+            if let length = head.headers.first(name: "content-length").flatMap({ Int($0) }), length > 0 {
+                body.reserveCapacity(min(length, maxBodyBytes))
+            }
         case .body(let buffer):
             let room = maxBodyBytes - body.count
             if buffer.readableBytes > room {

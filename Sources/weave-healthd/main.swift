@@ -1,3 +1,4 @@
+import CMachine
 import Logging
 import NIOPosix
 import ServiceLifecycle
@@ -107,6 +108,11 @@ if !activated.isEmpty {
     logger.info("Using \(activated.count) sockets passed by systemd; listen: in the configuration is ignored",
                 metadata: ["sockets": "\(zip(activated, listeners).map { "\($0.name)=\($1)" }.joined(separator: ", "))"])
 }
+
+// Scrapes of applications allocate buffers of megabytes. Above 1 MiB glibc then maps and unmaps
+// them; by default its threshold grows after the first such free, and the heap keeps the memory
+// (idle RSS with 20 applications: Benchmarks/README.md).
+_ = weave_set_mmap_threshold(1 << 20)
 
 var pressure = MemoryPressureConfiguration()
 pressure.trigger = configuration.memoryPressureTrigger

@@ -35,6 +35,13 @@ import Testing
     @Test func anExistingLabelOfTheSameNameIsExported() throws {
         let parsed = try ExpositionParser.parse(Array("# TYPE x gauge\nx{app=\"inner\",b=\"1\"} 2 1700000000000\n".utf8), adding: [("app", "outer")])
         #expect(String(decoding: parsed[0].preformatted, as: UTF8.self) == "x{app=\"outer\",exported_app=\"inner\",b=\"1\"} 2\n")
+        let escaped = #"x{a="q\"uote\\",app="in"} 4"# + "\n" + "x{} 3\n" + #"x{a="\\"} 5 # {trace="1"} 1"# + "\n"
+        let again = try ExpositionParser.parse(Array(("# TYPE x gauge\n" + escaped).utf8), adding: [("app", "outer")])
+        #expect(String(decoding: again[0].preformatted, as: UTF8.self)
+            == #"x{app="outer",a="q\"uote\\",exported_app="in"} 4"# + "\n" + #"x{app="outer"} 3"# + "\n"
+            + #"x{app="outer",a="\\"} 5"# + "\n")
+        let bare = try ExpositionParser.parse(Array("# TYPE x gauge\nx{a=\"1\"} 2 17\n".utf8))
+        #expect(String(decoding: bare[0].preformatted, as: UTF8.self) == "x{a=\"1\"} 2\n")
     }
 
     @Test func rejectsWhatIsNotAnExposition() {
@@ -67,7 +74,7 @@ import Testing
         b.preformatted = Array("up{app=\"b\"} 0\n".utf8)
         let counter = MetricFamily.counter("up", "A counter of the same name.", [([("app", "c")], 5)])
         let text = String(decoding: Exposition.render([b, counter, a], format: .prometheusText), as: UTF8.self)
-        #expect(text == "# HELP up Other help.\n# TYPE up gauge\nup{app=\"a\"} 1\nup{app=\"b\"} 0\n")
+        #expect(text == "# HELP up Other help.\n# TYPE up gauge\nup{app=\"b\"} 0\nup{app=\"a\"} 1\n")
     }
 
     @Test func expositionTextSkipsTheFamiliesItDoesNotOwn() async {

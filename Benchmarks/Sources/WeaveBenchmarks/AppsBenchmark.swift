@@ -28,10 +28,10 @@ enum AppsBenchmark {
         if arguments.count > 3, let seconds = Int(arguments[3]) {
             while !endpoint.router.lifecycle.isStarted { try await Task.sleep(for: .milliseconds(10)) }
             print("serving", terminator: "\n")
-            fflush(stdout)
+            fflush(nil)
             let summary = await Task.detached { LatencyRecorder.resolves(of: fixture.container, for: .seconds(seconds)) }.value
             print("resolve p50=\(Int(summary.p50)) p999=\(Int(summary.p999)) max=\(Int(summary.max)) n=\(summary.resolves)")
-            fflush(stdout)
+            fflush(nil)
         }
         try await serving.value
     }

@@ -1,5 +1,6 @@
-// What Swift cannot say by itself: the futex system call (variadic syscall(2) is not imported) and
-// the CPU's cycle counter (an intrinsic). Used by WeaveSupport's ParkingLock and MonotonicClock.
+// What Swift cannot say by itself: the futex system call (variadic syscall(2) is not imported), the
+// CPU's cycle counter (an intrinsic), and glibc's malloc tuning (<malloc.h> is not in the Glibc
+// module). Used by WeaveSupport's ParkingLock and MonotonicClock, and by weave-healthd.
 #ifndef WEAVE_CMACHINE_H
 #define WEAVE_CMACHINE_H
 
@@ -11,6 +12,11 @@ int weave_futex_wait(uint32_t *word, uint32_t expected, uint64_t timeout_nanos);
 
 /// Wakes up to `count` threads sleeping on `word` (FUTEX_WAKE_PRIVATE); returns how many woke.
 int weave_futex_wake(uint32_t *word, int count);
+
+/// Fixes glibc's mmap threshold at `bytes` (mallopt M_MMAP_THRESHOLD): larger blocks are mapped
+/// and given back to the system when freed, instead of the threshold growing and the heap keeping
+/// them. Returns 1 on success, 0 where glibc is not the allocator.
+int weave_set_mmap_threshold(int bytes);
 
 /// Whether `weave_cycle_counter` is available: x86-64 (RDTSC) and arm64 (CNTVCT_EL0).
 static inline int weave_has_cycle_counter(void) {
