@@ -93,6 +93,9 @@ try:
     print(f"- GET /metrics through the daemon: median {through:.1f} ms over 30 scrapes ({series} series, {len(body)} bytes, "
           f"{up} of {APPS} apps up); one in-process collect and render of {APPS * SERVICES} services and checks: "
           f"{render_us / 1000:.1f} ms ({rendered[2].split('=')[1]} bytes); ratio {through / (render_us / 1000):.2f} (target at most 2)")
+    parse_us, rerender_us = (int(item.split("=")[1]) for item in rendered[3:5])
+    print(f"- of which, in one process: parsing those {len(body) // 1024} KiB back with the app label {parse_us / 1000:.1f} ms, "
+          f"rendering the parsed families again {rerender_us / 1000:.1f} ms")
     print(f"- daemon RSS after the 31 scrapes: {rss_kib(daemon.pid) / 1024:.1f} MiB")
 
     quiet, _ = latency(port, scraping=False)

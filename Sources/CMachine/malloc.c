@@ -12,3 +12,9 @@ int weave_set_mmap_threshold(int bytes) {
     return 0;
 #endif
 }
+
+void weave_trim_heap(void) {
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+}

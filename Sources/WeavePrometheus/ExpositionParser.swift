@@ -73,6 +73,7 @@ public enum ExpositionParser {
             String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
         }
 
+        @inline(__always)
         func equal(_ start: Int, _ end: Int, _ other: [UInt8]) -> Bool {
             end - start == other.count && other.withUnsafeBufferPointer { memcmp(bytes.baseAddress! + start, $0.baseAddress!, other.count) == 0 }
         }
@@ -159,11 +160,15 @@ public enum ExpositionParser {
             guard nameEnd > start else { throw fail("a sample must begin with a metric name") }
             guard !families.isEmpty else { throw fail("sample \(text(start, nameEnd)) has no TYPE line before it") }
             let suffixStart = start + familyName.count
-            guard suffixStart <= nameEnd, equal(start, suffixStart, familyName),
-                  let suffix = suffixes.firstIndex(where: { equal(suffixStart, nameEnd, $0) }) else {
-                throw fail("sample \(text(start, nameEnd)) is outside family \(families[families.count - 1].name)")
+            var suffix = -1
+            if suffixStart <= nameEnd, equal(start, suffixStart, familyName) {
+                for index in suffixes.indices where equal(suffixStart, nameEnd, suffixes[index]) {
+                    suffix = index
+                    break
+                }
             }
-            if suffixes[suffix] == Reader.created { return }
+            guard suffix >= 0 else { throw fail("sample \(text(start, nameEnd)) is outside family \(families[families.count - 1].name)") }
+            if suffix == suffixes.count - 1, !suffixes[suffix].isEmpty, equal(suffixStart, nameEnd, Reader.created) { return }
             var labelsStart = -1 // after `{`, when there is a label set
             var renames = false
             if cursor < end, bytes[cursor] == UInt8(ascii: "{") {
@@ -215,7 +220,9 @@ public enum ExpositionParser {
                 guard cursor > nameStart, cursor + 1 < end, bytes[cursor] == UInt8(ascii: "="), bytes[cursor + 1] == UInt8(ascii: "\"") else {
                     throw fail("a label must be name=\"value\"")
                 }
-                if !renames, added.contains(where: { equal(nameStart, cursor, $0) }) { renames = true }
+                if !renames {
+                    for name in added where equal(nameStart, cursor, name) { renames = true }
+                }
                 cursor += 2
                 // The closing quote: the first one not escaped.
                 while true {

@@ -18,6 +18,10 @@ int weave_futex_wake(uint32_t *word, int count);
 /// them. Returns 1 on success, 0 where glibc is not the allocator.
 int weave_set_mmap_threshold(int bytes);
 
+/// Gives the free memory of every malloc arena back to the system (malloc_trim(0)); a no-op where
+/// glibc is not the allocator.
+void weave_trim_heap(void);
+
 /// Whether `weave_cycle_counter` is available: x86-64 (RDTSC) and arm64 (CNTVCT_EL0).
 static inline int weave_has_cycle_counter(void) {
 #if defined(__x86_64__) || defined(__aarch64__)
