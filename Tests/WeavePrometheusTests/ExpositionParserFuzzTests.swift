@@ -1,0 +1,64 @@
+import Testing
+@testable import WeavePrometheus
+
+/// Damaged expositions, as a hostile or broken application could send them: every truncation, every
+/// byte replaced by each hostile byte, and hostile tokens inserted at every position of a real
+/// exposition in both formats (deterministic, about 20,000 cases). The parser must accept or reject
+/// with a line number, never crash; and whatever it accepts, relabelled and rendered again by the
+/// daemon, must itself be a valid exposition, or one application could break the scrape of all.
+@Suite struct ExpositionParserFuzzTests {
+    static let families: [MetricFamily] = [
+        .counter("weave_resolutions", "Resolves.", [([("service", "Db \"main\"\\\n")], 3), ([("service", "b")], 1)]),
+        MetricFamily(name: "weave_resolve_duration_seconds", kind: .histogram, help: "Latency.", unit: "seconds", histograms: [
+            .init(labels: [("service", "Db")], bucketLabels: ["1e-06", "0.001", "+Inf"], bucketCounts: [2, 1, 0], sum: 0.5),
+        ]),
+        .gauge("weave_up", "Up, with \\ and\na line feed.", [([], 1), ([("app", "inner")], -2.5e-3)]),
+    ]
+    static let hostileBytes = Array("{}\"\\=, #\n\t:_0aE+-.".utf8) + [0, 0xFF, 0xC3]
+    static let hostileTokens = ["# TYPE weave_up gauge\n", "# EOF\n", "{", "}", "=\"", "\\", "\n", " 1 2 3", "NaN", "+Inf", "1e999",
+                                "x_bucket{le=\"1\"} 1\n", "\u{0}", "# HELP \n", "app=\"x\","]
+
+    @Test func damagedExpositionsNeverCrashAndWhatIsAcceptedRendersValid() throws {
+        var cases = 0
+        var accepted = 0
+        func attempt(_ candidate: [UInt8]) throws {
+            cases += 1
+            let parsed: [MetricFamily]
+            do {
+                parsed = try ExpositionParser.parse(candidate, adding: [("app", "orders")])
+            } catch {
+                #expect(error.line >= 1)
+                return
+            }
+            accepted += 1
+            for format in [Exposition.Format.prometheusText, .openMetrics] {
+                let rendered = Exposition.render(parsed, format: format)
+                do {
+                    _ = try ExpositionParser.parse(rendered)
+                } catch {
+                    Issue.record("accepted input rendered invalid (\(error)):\n\(String(decoding: candidate, as: UTF8.self))")
+                    throw error
+                }
+            }
+        }
+        for format in [Exposition.Format.prometheusText, .openMetrics] {
+            let bytes = Exposition.render(Self.families, format: format)
+            for length in 0...bytes.count { try attempt(Array(bytes[..<length])) }
+            for index in bytes.indices {
+                for replacement in Self.hostileBytes {
+                    var candidate = bytes
+                    candidate[index] = replacement
+                    try attempt(candidate)
+                }
+            }
+            for index in stride(from: 0, through: bytes.count, by: 3) {
+                for token in Self.hostileTokens {
+                    var candidate = bytes
+                    candidate.insert(contentsOf: Array(token.utf8), at: index)
+                    try attempt(candidate)
+                }
+            }
+        }
+        #expect(cases > 15_000 && accepted > 100, "\(cases) cases, \(accepted) accepted")
+    }
+}
