@@ -40,6 +40,11 @@ import Testing
         #expect(String(decoding: again[0].preformatted, as: UTF8.self)
             == #"x{app="outer",a="q\"uote\\",exported_app="in"} 4"# + "\n" + #"x{app="outer"} 3"# + "\n"
             + #"x{app="outer",a="\\"} 5"# + "\n")
+        // The most a line can grow: every label renamed.
+        let crowded = "# TYPE x gauge\nx{" + Array(repeating: "a=\"\"", count: 200).joined(separator: ",") + "} 1\n"
+        let renamed = try ExpositionParser.parse(Array(crowded.utf8), adding: [("a", "outer")])
+        #expect(String(decoding: renamed[0].preformatted, as: UTF8.self)
+            == "x{a=\"outer\"," + Array(repeating: "exported_a=\"\"", count: 200).joined(separator: ",") + "} 1\n")
         let bare = try ExpositionParser.parse(Array("# TYPE x gauge\nx{a=\"1\"} 2 17\n".utf8))
         #expect(String(decoding: bare[0].preformatted, as: UTF8.self) == "x{a=\"1\"} 2\n")
     }
