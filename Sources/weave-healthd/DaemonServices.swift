@@ -98,7 +98,11 @@ struct ReloadService: Service {
                 source.replace(with: runtime)
                 reloaded.yield()
                 logger.notice("Configuration reloaded",
-                              metadata: WeaveEvent.configReloaded.metadata(["file": "\(path)", "checks": "\(configuration.checks.count)"]))
+                              metadata: WeaveEvent.configReloaded.metadata([
+                                  "file": "\(path)", "checks": "\(configuration.checks.count)",
+                                  "apps_directory": "\(configuration.apps.directory ?? "none")",
+                                  "apps_targets": "\(configuration.apps.targets.map(\.name).joined(separator: ","))",
+                              ]))
             } catch {
                 logger.error("Configuration rejected; the previous one keeps running: \(error)",
                              metadata: WeaveEvent.configRejected.metadata(
