@@ -132,8 +132,8 @@ public enum Exposition {
         }
     }
 
-    /// `key="value",…` without braces.
-    private static func appendLabels(_ out: inout [UInt8], _ labels: [(String, String)]) {
+    /// `key="value",…` without braces (also the labels `ExpositionParser` adds).
+    static func appendLabels(_ out: inout [UInt8], _ labels: [(String, String)]) {
         for (index, label) in labels.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
             out.append(contentsOf: label.0.utf8)

@@ -21,28 +21,12 @@ public enum ExpositionParser {
     /// name already there is kept as `exported_<name>`, as Prometheus does.
     public static func parse(_ bytes: [UInt8], adding labels: [(String, String)] = []) throws(Failure) -> [MetricFamily] {
         var prefix: [UInt8] = []
-        for (index, label) in labels.enumerated() {
-            if index > 0 { prefix.append(UInt8(ascii: ",")) }
-            prefix += Array(label.0.utf8) + Array("=\"".utf8) + escapeLabelValue(label.1) + [UInt8(ascii: "\"")]
-        }
+        Exposition.appendLabels(&prefix, labels)
         let added = labels.map { Array($0.0.utf8) }
         return try bytes.withUnsafeBufferPointer { buffer throws(Failure) in
             var reader = Reader(bytes: buffer, prefix: prefix, added: added)
             return try reader.run()
         }
-    }
-
-    static func escapeLabelValue(_ value: String) -> [UInt8] {
-        var out: [UInt8] = []
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\\"): out += Array("\\\\".utf8)
-            case UInt8(ascii: "\""): out += Array("\\\"".utf8)
-            case UInt8(ascii: "\n"): out += Array("\\n".utf8)
-            default: out.append(byte)
-            }
-        }
-        return out
     }
 
     /// One pass over the bytes, without allocating per sample: sample lines are copied into the open
