@@ -1,12 +1,13 @@
 import WeaveHealth
 import WeaveHealthServer
 import WeavePrometheus
+import WeaveSupport
 
 extension AppEndpoint {
     /// Where the endpoint listens and what it shows.
     public struct Configuration: Sendable {
         /// The directory weave-healthd watches for application sockets by default.
-        public static let defaultDirectory = "/run/weave/apps"
+        public static let defaultDirectory = AppSocket.defaultDirectory
 
         /// The endpoint's Unix socket.
         public enum Socket: Sendable, Equatable {
@@ -56,7 +57,7 @@ extension AppEndpoint {
             var listeners: [Listener] = []
             switch socket {
             case .discoverable(let directory):
-                listeners.append(.unix(path: directory + "/" + Self.socketName(identity.serviceID) + ".sock", mode: socketMode))
+                listeners.append(.unix(path: directory + "/" + Self.socketName(identity.serviceID) + AppSocket.suffix, mode: socketMode))
             case .path(let path):
                 listeners.append(.unix(path: path, mode: socketMode))
             case .none:
@@ -66,15 +67,8 @@ extension AppEndpoint {
             return listeners
         }
 
-        /// `name` as a socket file name and the daemon's `app` label: `[A-Za-z0-9._-]`, never empty or hidden.
-        public static func socketName(_ name: String) -> String {
-            var out = ""
-            for scalar in name.unicodeScalars {
-                let allowed = ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
-                    || scalar == "_" || scalar == "-" || (scalar == "." && !out.isEmpty)
-                out.unicodeScalars.append(allowed ? scalar : "_")
-            }
-            return out.isEmpty ? "_" : out
-        }
+        /// `name` as a socket file name and the daemon's `app` label: `[A-Za-z0-9._-]`, at most 128
+        /// bytes, never empty or hidden.
+        public static func socketName(_ name: String) -> String { AppSocket.name(for: name) }
     }
 }

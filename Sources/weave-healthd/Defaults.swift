@@ -21,7 +21,7 @@ enum Defaults {
         details: always
         slow_resolution_threshold: 10ms
         apps:
-          directory: \(AppsConfiguration.defaultDirectory)
+          directory: \(AppSocket.defaultDirectory)
           timeout: 2s
           budget: 5s
           health_interval: 5s

@@ -16,7 +16,7 @@ let usage = """
            weave-healthd --print-default-config | --version | --help
 
     Without --config it runs its embedded default configuration: 127.0.0.1:\(Defaults.port), the
-    applications that serve a socket in \(AppsConfiguration.defaultDirectory), and checks of memory
+    applications that serve a socket in \(AppSocket.defaultDirectory), and checks of memory
     pressure, disk space on /, its own container and its own port.
     Exit status: 0 after a graceful shutdown (SIGTERM, SIGINT), 64 on a usage error,
     78 on a bad configuration (printed as file:line:column: message). SIGHUP reloads the file.

@@ -5,6 +5,7 @@ import WeaveDI
 import WeaveHealth
 import WeaveHealthServer
 import WeavePrometheus
+import WeaveSupport
 
 private struct Degraded: HealthCheckable {
     func healthCheck() async -> HealthStatus { .degraded(reason: "secret reason") }
@@ -83,6 +84,12 @@ private func get(_ path: String, socketPath: String) throws -> String {
         #expect(AppEndpoint.Configuration.socketName("../etc/passwd") == "_._etc_passwd")
         #expect(AppEndpoint.Configuration.socketName("") == "_")
         #expect(AppEndpoint.Configuration.socketName(".hidden") == "_hidden")
+        #expect(AppEndpoint.Configuration.socketName(String(repeating: "é", count: 300)) == String(repeating: "_", count: 128))
+        // Every name the endpoint makes is one the daemon discovers.
+        for name in ["orders", "../etc/passwd", "", ".hidden", "a b\u{0}c", String(repeating: "x", count: 500), "ordérs", "-.-"] {
+            #expect(AppSocket.isValidName(AppEndpoint.Configuration.socketName(name)), "\(name)")
+        }
+        #expect(!AppSocket.isValidName(String(repeating: "x", count: 129)) && !AppSocket.isValidName(".x") && !AppSocket.isValidName("a/b"))
     }
 
     @Test func detailsArePrivateWithoutListeners() {

@@ -60,11 +60,11 @@ final class AppFleet: Sendable {
         var found: [AppTarget] = []
         while let entry = readdir(handle) {
             let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard file.hasSuffix(".sock") else { continue }
-            let name = String(file.dropLast(".sock".count))
+            guard file.hasSuffix(AppSocket.suffix) else { continue }
+            let name = String(file.dropLast(AppSocket.suffix.count))
             let path = directory + "/" + file
             var status = stat()
-            guard AppsConfiguration.isValidName(name), stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK,
+            guard AppSocket.isValidName(name), stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK,
                   names.insert(name).inserted else { continue }
             found.append(AppTarget(name: name, address: .unix(path: path), host: "localhost", pathPrefix: ""))
         }

@@ -17,9 +17,7 @@ struct AppsConfiguration: Sendable {
     /// application of 100 services serves; at most `AppFleet.maxConcurrentRequests` of them are held at once).
     var maxResponseBytes: Int
 
-    static let defaultDirectory = "/run/weave/apps"
-
-    init(directory: String? = AppsConfiguration.defaultDirectory, targets: [AppTarget] = [], timeout: Duration = .seconds(2),
+    init(directory: String? = AppSocket.defaultDirectory, targets: [AppTarget] = [], timeout: Duration = .seconds(2),
          budget: Duration = .seconds(5), healthInterval: Duration = .seconds(5), maxResponseBytes: Int = 4 << 20) {
         self.directory = directory
         self.targets = targets
@@ -27,12 +25,6 @@ struct AppsConfiguration: Sendable {
         self.budget = budget
         self.healthInterval = healthInterval
         self.maxResponseBytes = maxResponseBytes
-    }
-
-    /// Whether `name` can be an application's name (and so an `app` label and a socket's file name).
-    static func isValidName(_ name: String) -> Bool {
-        !name.isEmpty && name.first != "." && name.utf8.count <= 128
-            && name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0)) }
     }
 }
 
@@ -80,7 +72,7 @@ extension ConfigurationLoader {
         let fields = try mapping(node, allowed: ["name", "socket", "url"])
         guard let nameNode = fields["name"] else { throw error(node, "an application needs a name") }
         let name = try string(nameNode)
-        guard AppsConfiguration.isValidName(name) else {
+        guard AppSocket.isValidName(name) else {
             throw error(nameNode, "an application name uses letters, digits, '-', '_' and '.' only (at most 128, not starting with '.')")
         }
         switch (fields["socket"], fields["url"]) {
