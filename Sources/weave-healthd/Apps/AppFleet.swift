@@ -77,55 +77,32 @@ final class AppFleet: Sendable {
     /// Fetches every application's `/metrics` now, in OpenMetrics (which keeps units and counter
     /// names), relabelled with `app`.
     func scrape() async -> [Scrape] {
-        let deadline = ContinuousClock.now + configuration.budget
-        let scrapes = await each(targets()) { [self] target in
-            let start = ContinuousClock.now
-            let outcome: Result<[MetricFamily], FetchFailure>
+        await ask("/metrics", accept: "application/openmetrics-text; version=1.0.0") { target, response throws(FetchFailure) in
+            guard response.status == 200 else { throw FetchFailure("/metrics answered HTTP \(response.status)") }
             do {
-                let response = try await fetch(target, "/metrics", deadline: deadline,
-                                               headers: [("Accept", "application/openmetrics-text; version=1.0.0")])
-                guard response.status == 200 else { throw FetchFailure("/metrics answered HTTP \(response.status)") }
-                outcome = .success(try ExpositionParser.parse(response.body, adding: [("app", target.name)]))
-            } catch let failure as ExpositionParser.Failure {
-                outcome = .failure(FetchFailure("/metrics is not a valid exposition: \(failure)"))
+                return try ExpositionParser.parse(response.body, adding: [("app", target.name)])
             } catch {
-                outcome = .failure(FetchFailure(NetworkFailure.reason(error, target: target.address)))
+                throw FetchFailure("/metrics is not a valid exposition: \(error)")
             }
-            note(target, outcome.map { _ in () })
-            return Scrape(target: target, families: try? outcome.get(), duration: ContinuousClock.now - start)
-        }
-        forgetAllBut(scrapes.map(\.target.name))
-        return scrapes
+        }.map { Scrape(target: $0.target, families: try? $0.outcome.get(), duration: $0.duration) }
     }
 
     // MARK: Health
 
     /// Reads every application's `/health` now.
     func refreshHealth() async {
-        let deadline = ContinuousClock.now + configuration.budget
-        let targets = targets()
-        let reports = await each(targets) { [self] target -> (AppTarget, Result<AppHealth, FetchFailure>) in
-            do {
-                // 503 carries a body too: a failing application's components are the point.
-                let response = try await fetch(target, "/health", deadline: deadline, headers: [("Accept", "application/health+json")])
-                return (target, .success(try AppHealth(response.body, status: response.status)))
-            } catch let failure as FetchFailure {
-                return (target, .failure(failure))
-            } catch {
-                return (target, .failure(FetchFailure(NetworkFailure.reason(error, target: target.address))))
-            }
+        // 503 carries a body too: a failing application's components are the point.
+        let answers = await ask("/health", accept: "application/health+json") { _, response throws(FetchFailure) in
+            try AppHealth(response.body, status: response.status)
         }
         let now = WallClock.now()
-        for (target, outcome) in reports {
-            note(target, outcome.map { _ in () })
-            guard case .success(let health) = outcome else { continue }
-            states.withLock { states in
+        states.withLock { states in
+            for case (let target, .success(let health), _) in answers {
                 states[target.name]?.status = health.status
                 states[target.name]?.components = health.components
                 states[target.name]?.checkedAt = now
             }
         }
-        forgetAllBut(targets.map(\.name))
     }
 
     /// Every application as health records: `<app>` (its own aggregate, or unhealthy when unreachable)
@@ -166,13 +143,32 @@ final class AppFleet: Sendable {
         }
     }
 
-    private func fetch(_ target: AppTarget, _ path: String, deadline: ContinuousClock.Instant,
-                       headers: [(String, String)]) async throws -> HTTPFetch.Response {
-        let left = deadline - ContinuousClock.now
-        guard left > .zero else { throw FetchFailure("the scrape budget of \(configuration.budget) was spent before it was asked") }
-        let fetch = HTTPFetch(target: target.address, timeout: min(configuration.timeout, left),
-                              maxBodyBytes: configuration.maxResponseBytes, overflow: .fail, group: group)
-        return try await fetch.get(target.pathPrefix + path, host: target.host, headers: headers)
+    /// Asks every application for `path` at once (within `budget`), each answer read by `read`;
+    /// records which answered and forgets those whose socket is gone. Outcomes in target order.
+    private func ask<Value: Sendable>(
+        _ path: String, accept: String,
+        read: @escaping @Sendable (AppTarget, HTTPFetch.Response) throws(FetchFailure) -> Value
+    ) async -> [(target: AppTarget, outcome: Result<Value, FetchFailure>, duration: Duration)] {
+        let deadline = ContinuousClock.now + configuration.budget
+        let targets = targets()
+        let answers = await each(targets) { [self] target in
+            let start = ContinuousClock.now
+            let outcome: Result<Value, FetchFailure>
+            do {
+                let left = deadline - start
+                guard left > .zero else { throw FetchFailure("the scrape budget of \(configuration.budget) was spent before it was asked") }
+                let fetch = HTTPFetch(target: target.address, timeout: min(configuration.timeout, left),
+                                      maxBodyBytes: configuration.maxResponseBytes, overflow: .fail, group: group)
+                let response = try await fetch.get(target.pathPrefix + path, host: target.host, headers: [("Accept", accept)])
+                outcome = Result { () throws(FetchFailure) in try read(target, response) }
+            } catch {
+                outcome = .failure(FetchFailure(NetworkFailure.reason(error, target: target.address)))
+            }
+            note(target, outcome.map { _ in () })
+            return (target, outcome, ContinuousClock.now - start)
+        }
+        forgetAllBut(targets.map(\.name))
+        return answers
     }
 
     /// Records whether `target` answered, and logs when that changes.
