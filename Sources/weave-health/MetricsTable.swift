@@ -21,13 +21,15 @@ struct MetricsTable {
         var byService: [String: Row] = [:]
         var buckets: [String: [Double: Double]] = [:] // service → le → cumulative count (paths summed)
         func row(_ service: String) -> Row { byService[service] ?? Row(service: service) }
-        let aggregated = exposition.contains("app=\"")
+        var own: Set<String> = [] // services without an `app` label: the daemon's own, when others have one
+        var aggregated = false
         for line in exposition.split(separator: "\n") where !line.hasPrefix("#") {
             guard let sample = Sample(line), var service = sample.labels["service"] else { continue }
             if let app = sample.labels["app"] {
                 service = app + "/" + service
-            } else if aggregated && !includeOwn {
-                continue
+                aggregated = true
+            } else {
+                own.insert(service)
             }
             var current = row(service)
             switch sample.name {
@@ -41,6 +43,12 @@ struct MetricsTable {
             default: continue
             }
             byService[service] = current
+        }
+        if aggregated && !includeOwn {
+            for service in own {
+                byService[service] = nil
+                buckets[service] = nil
+            }
         }
         for (service, cumulative) in buckets {
             let sorted = cumulative.sorted { $0.key < $1.key }

@@ -114,6 +114,21 @@ import Testing
         #expect(text.contains("… 1 more (--limit)"))
     }
 
+    /// From a daemon that aggregates applications: their services as `<app>/<service>`, the daemon's
+    /// own only with `--own`; a label that merely ends in `app` aggregates nothing.
+    @Test func topShowsApplicationsServicesAndTheDaemonsOwnOnRequest() {
+        let exposition = """
+            weave_resolutions_total{service="disk-root"} 4
+            weave_resolutions_total{app="orders",service="Database"} 7
+            weave_resolutions_total{app="billing",webapp="x",service="Database"} 2
+            """
+        #expect(Set(MetricsTable(exposition: exposition).rows.map(\.service)) == ["orders/Database", "billing/Database"])
+        #expect(Set(MetricsTable(exposition: exposition, includeOwn: true).rows.map(\.service))
+            == ["orders/Database", "billing/Database", "disk-root"])
+        let unlabelled = "weave_resolutions_total{webapp=\"x\",service=\"disk-root\"} 4\n"
+        #expect(MetricsTable(exposition: unlabelled).rows.map(\.service) == ["disk-root"])
+    }
+
     @Test func quantilesInterpolateInsideTheirBucket() {
         let buckets: [(key: Double, value: Double)] = [(0.001, 50), (0.01, 90), (0.1, 100), (.infinity, 100)]
         #expect(MetricsTable.quantile(0.5, buckets) == 0.001)
