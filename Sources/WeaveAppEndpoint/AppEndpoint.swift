@@ -115,10 +115,10 @@ public final class AppEndpoint: Service, Sendable {
     }
 }
 
-/// The endpoint could not be set up.
-public struct AppEndpointError: Error, CustomStringConvertible {
-    public let message: String
-    public var description: String { message }
+/// The endpoint could not be set up (logged by `run()`, which goes on without its socket).
+struct AppEndpointError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
 }
 
 /// The health of a monitor, as the endpoints read it.
