@@ -29,10 +29,7 @@ struct HTTPFetch: Sendable {
 
     struct Response: Sendable {
         let status: Int
-        let headers: [(String, String)]
         let body: [UInt8]
-
-        func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
     }
 
     let target: Target
@@ -89,7 +86,7 @@ struct FetchFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Collects one response: its status, headers and body, up to the cap.
+/// Collects one response: its status and body, up to the cap.
 private final class ResponseCollector: ChannelInboundHandler {
     typealias InboundIn = HTTPClientResponsePart
     private let promise: EventLoopPromise<HTTPFetch.Response>
@@ -132,7 +129,7 @@ private final class ResponseCollector: ChannelInboundHandler {
 
     private func finish() {
         guard let head else { return }
-        promise.succeed(HTTPFetch.Response(status: Int(head.status.code), headers: head.headers.map { ($0.name, $0.value) }, body: body))
+        promise.succeed(HTTPFetch.Response(status: Int(head.status.code), body: body))
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
