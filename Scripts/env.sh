@@ -14,6 +14,15 @@ release_build() {
     shift
     local flags=(-c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker --no-export-dynamic
                  -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --icf=all "$@")
-    swift build "${flags[@]}" --product "$product" >&2
+    # `|| return`: inside $(…) errexit does not apply, and a failed build must not print a path.
+    swift build "${flags[@]}" --product "$product" >&2 || return
     echo "$(swift build "${flags[@]}" --show-bin-path)/$product"
+}
+
+# Builds the example service (Examples/Orders, debug) and prints its path (build output to stderr).
+# Its scratch folder is the Hummingbird adapter's, so Hummingbird and NIO build once for both.
+example_build() {
+    local flags=(--package-path Examples/Orders --scratch-path .build-integrations)
+    swift build "${flags[@]}" --product Orders >&2 || return
+    echo "$(swift build "${flags[@]}" --show-bin-path)/Orders"
 }
