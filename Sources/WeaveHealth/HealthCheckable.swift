@@ -51,6 +51,21 @@ public enum HealthState: String, Sendable, Comparable, CaseIterable {
     }
 
     public static func < (lhs: HealthState, rhs: HealthState) -> Bool { lhs.rank < rhs.rank }
+
+    /// The state as the IETF health-check draft (application/health+json) spells it: pass, warn, fail.
+    public var ietfStatus: String {
+        switch self {
+        case .healthy: return "pass"
+        case .degraded: return "warn"
+        case .unhealthy: return "fail"
+        }
+    }
+
+    /// The state a health+json `status` names, or nil for another word.
+    public init?(ietfStatus: String) {
+        guard let state = HealthState.allCases.first(where: { $0.ietfStatus == ietfStatus }) else { return nil }
+        self = state
+    }
 }
 
 /// Why a check is unhealthy when it did not answer itself.

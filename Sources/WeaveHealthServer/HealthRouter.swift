@@ -106,7 +106,7 @@ public struct HealthRouter: Sendable {
             let record = report.checks[name]!
             var fields = [
                 "\"componentId\":\(JSONText.quoted(name))",
-                "\"status\":\"\(Self.ietfStatus(record.status.state))\"",
+                "\"status\":\"\(record.status.state.ietfStatus)\"",
                 "\"time\":\"\(Timestamp.rfc3339(record.checkedAt))\"",
             ]
             if let observed = await source.observedValue(of: name), observed.value.isFinite {
@@ -118,7 +118,7 @@ public struct HealthRouter: Sendable {
             }
             checks.append("\(JSONText.quoted(name + ":status")):[{\(fields.joined(separator: ","))}]")
         }
-        var body = "{\"status\":\"\(Self.ietfStatus(aggregate))\",\"version\":\(JSONText.quoted(identity.version))"
+        var body = "{\"status\":\"\(aggregate.ietfStatus)\",\"version\":\(JSONText.quoted(identity.version))"
         body += ",\"serviceId\":\(JSONText.quoted(identity.serviceID)),\"description\":\(JSONText.quoted(identity.description))"
         if let instance = identity.instance { body += ",\"instance\":\(JSONText.quoted(instance))" }
         if !lifecycle.isStarted && details { body += ",\"output\":\"the first health round has not finished\"" }
@@ -129,15 +129,6 @@ public struct HealthRouter: Sendable {
         case .unhealthy: configuration.statusCodes.fail
         }
         return HealthResponse(status: status, contentType: "application/health+json", text: body + "\n")
-    }
-
-    /// healthy/degraded/unhealthy as the IETF health-check draft spells them.
-    static func ietfStatus(_ state: HealthState) -> String {
-        switch state {
-        case .healthy: return "pass"
-        case .degraded: return "warn"
-        case .unhealthy: return "fail"
-        }
     }
 
     // MARK: /livez and /readyz

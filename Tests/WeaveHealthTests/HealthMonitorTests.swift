@@ -33,6 +33,12 @@ private final class Scripted: HealthCheckable {
 }
 
 @Suite struct HealthMonitorTests {
+    @Test func statesAreSpelledAsTheHealthJSONDraftDoes() {
+        #expect(HealthState.allCases.map(\.ietfStatus) == ["pass", "warn", "fail"])
+        #expect(HealthState.allCases.allSatisfy { HealthState(ietfStatus: $0.ietfStatus) == $0 })
+        #expect(HealthState(ietfStatus: "healthy") == nil && HealthState(ietfStatus: "PASS") == nil)
+    }
+
     @Test func checksContainerServicesAndNamedChecksAndAggregates() async {
         let container = Container()
         container.register(Database.self, scope: .singleton) { Database() }

@@ -11,7 +11,7 @@ struct AppHealth: Sendable {
         guard let json = JSONValue.parse(body) else {
             throw FetchFailure("/health (HTTP \(code)) is not valid JSON")
         }
-        guard let word = json["status"]?.string, let state = Self.state(word) else {
+        guard let word = json["status"]?.string, let state = HealthState(ietfStatus: word) else {
             throw FetchFailure("/health (HTTP \(code)) has no status pass, warn or fail")
         }
         status = Self.status(state, output: json["output"]?.string, otherwise: "the application reports \(word)")
@@ -20,7 +20,7 @@ struct AppHealth: Sendable {
             for (key, value) in members.prefix(AppFleet.maxComponents) {
                 let name = key.hasSuffix(":status") ? String(key.dropLast(":status".count)) : key
                 guard case .array(let entries) = value, let entry = entries.first, let word = entry["status"]?.string,
-                      let state = Self.state(word) else {
+                      let state = HealthState(ietfStatus: word) else {
                     throw FetchFailure("/health: component \(JSONText.quoted(name)) has no status pass, warn or fail")
                 }
                 guard Self.isPrintable(name) else { throw FetchFailure("/health: a component's name has control characters") }
@@ -28,15 +28,6 @@ struct AppHealth: Sendable {
             }
         }
         self.components = components.sorted { $0.0 < $1.0 }
-    }
-
-    static func state(_ word: String) -> HealthState? {
-        switch word {
-        case "pass": return .healthy
-        case "warn": return .degraded
-        case "fail": return .unhealthy
-        default: return nil
-        }
     }
 
     private static func status(_ state: HealthState, output: String?, otherwise: String) -> HealthStatus {
