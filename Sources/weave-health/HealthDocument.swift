@@ -44,23 +44,20 @@ struct HealthDocument {
     var raw: [UInt8]
 
     init(_ body: [UInt8]) throws(ProbeError) {
-        guard let json = JSONValue.parse(body) else { throw .badResponse("/health is not valid JSON") }
-        guard let status = json["status"]?.string.flatMap(CheckResult.State.init(rawValue:)) else {
+        guard let document = HealthJSON(body) else { throw .badResponse("/health is not valid JSON") }
+        guard let status = document.status.flatMap(CheckResult.State.init(rawValue:)) else {
             throw .badResponse("/health has no status pass, warn or fail")
         }
         self.status = status
         raw = body
         checks = []
-        if case .object(let members)? = json["checks"] {
-            for (key, value) in members {
-                guard case .array(let entries) = value, let entry = entries.first else { continue }
-                let name = (key.hasSuffix(":status") ? String(key.dropLast(7)) : key).printable
-                guard let state = entry["status"]?.string.flatMap(CheckResult.State.init(rawValue:)) else {
-                    throw .badResponse("check \(name) has no status")
-                }
-                checks.append(CheckResult(name: name, state: state, output: entry["output"]?.string?.printable,
-                                          observedValue: entry["observedValue"]?.number, observedUnit: entry["observedUnit"]?.string?.printable))
+        for check in document.checks where check.hasEntry {
+            let name = check.name.printable
+            guard let state = check.status.flatMap(CheckResult.State.init(rawValue:)) else {
+                throw .badResponse("check \(name) has no status")
             }
+            checks.append(CheckResult(name: name, state: state, output: check.output?.printable,
+                                      observedValue: check.observedValue, observedUnit: check.observedUnit?.printable))
         }
         checks.sort { $0.name < $1.name }
     }

@@ -8,24 +8,20 @@ struct AppHealth: Sendable {
     let components: [(name: String, status: HealthStatus)]
 
     init(_ body: [UInt8], status code: Int) throws(FetchFailure) {
-        guard let json = JSONValue.parse(body) else {
+        guard let document = HealthJSON(body) else {
             throw FetchFailure("/health (HTTP \(code)) is not valid JSON")
         }
-        guard let word = json["status"]?.string, let state = HealthState(ietfStatus: word) else {
+        guard let word = document.status, let state = HealthState(ietfStatus: word) else {
             throw FetchFailure("/health (HTTP \(code)) has no status pass, warn or fail")
         }
-        status = Self.status(state, output: json["output"]?.string, otherwise: "the application reports \(word)")
+        status = Self.status(state, output: document.output, otherwise: "the application reports \(word)")
         var components: [(String, HealthStatus)] = []
-        if case .object(let members)? = json["checks"] {
-            for (key, value) in members.prefix(AppFleet.maxComponents) {
-                let name = key.hasSuffix(":status") ? String(key.dropLast(":status".count)) : key
-                guard case .array(let entries) = value, let entry = entries.first, let word = entry["status"]?.string,
-                      let state = HealthState(ietfStatus: word) else {
-                    throw FetchFailure("/health: component \(JSONText.quoted(name)) has no status pass, warn or fail")
-                }
-                guard Self.isPrintable(name) else { throw FetchFailure("/health: a component's name has control characters") }
-                components.append((name, Self.status(state, output: entry["output"]?.string, otherwise: "\(word) (no details shown)")))
+        for check in document.checks.prefix(AppFleet.maxComponents) {
+            guard check.hasEntry, let word = check.status, let state = HealthState(ietfStatus: word) else {
+                throw FetchFailure("/health: component \(JSONText.quoted(check.name)) has no status pass, warn or fail")
             }
+            guard Self.isPrintable(check.name) else { throw FetchFailure("/health: a component's name has control characters") }
+            components.append((check.name, Self.status(state, output: check.output, otherwise: "\(word) (no details shown)")))
         }
         self.components = components.sorted { $0.0 < $1.0 }
     }
