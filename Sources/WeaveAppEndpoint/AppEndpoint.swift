@@ -47,7 +47,7 @@ public final class AppEndpoint: Service, Sendable {
         router = HealthRouter(
             configuration: server, identity: identity,
             collectors: [
-                ContainerMetrics { container.statistics() },
+                ContainerMetrics(buckets: configuration.resolveBuckets) { container.statistics() },
                 HealthMetrics { monitor.latestReport },
             ] + collectors + [ProcessMetrics(), BuildInfo(identity: identity)],
             source: MonitorHealthSource(monitor: monitor), lifecycle: ServerLifecycle())

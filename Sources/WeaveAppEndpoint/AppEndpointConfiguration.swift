@@ -37,11 +37,13 @@ extension AppEndpoint {
         /// Whether `run()` starts the process's memory-pressure monitor, so `.cached` instances are
         /// evicted and `onMemoryPressure` handlers run.
         public var watchesMemoryPressure: Bool
+        /// Which dependencies keep their latency buckets in `/metrics` (the cardinality control).
+        public var resolveBuckets: ResolveBuckets
 
         public init(socket: Socket = .discoverable(), socketMode: UInt32 = 0o660, tcp: (host: String, port: Int)? = nil,
                     details: DetailsPolicy = .never, bearerToken: String? = nil,
                     healthCheckDefaults: HealthCheckSettings = HealthCheckSettings(), maxConnections: Int = 64,
-                    watchesMemoryPressure: Bool = true) {
+                    watchesMemoryPressure: Bool = true, resolveBuckets: ResolveBuckets = .all) {
             self.socket = socket
             self.socketMode = socketMode
             self.tcp = tcp
@@ -50,6 +52,7 @@ extension AppEndpoint {
             self.healthCheckDefaults = healthCheckDefaults
             self.maxConnections = max(maxConnections, 4)
             self.watchesMemoryPressure = watchesMemoryPressure
+            self.resolveBuckets = resolveBuckets
         }
 
         /// The listeners for an application called `identity.serviceID`.

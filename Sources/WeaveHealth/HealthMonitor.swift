@@ -216,7 +216,8 @@ public actor HealthMonitor {
         records[name] = HealthCheckRecord(
             name: name, status: status, lastResult: result,
             changedAt: changed ? now : previous?.changedAt ?? now, checkedAt: now, lastDuration: duration,
-            consecutiveFailures: failures, consecutiveSuccesses: successes, groups: config.groups)
+            consecutiveFailures: failures, consecutiveSuccesses: successes, groups: config.groups,
+            lastSuccessAt: result.state == .unhealthy ? previous?.lastSuccessAt : now)
         guard changed else { return }
         let transition = HealthTransition(name: name, from: previous?.status.state, to: status)
         for subscriber in subscribers.values { subscriber.yield(transition) }

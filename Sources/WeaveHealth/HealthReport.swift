@@ -41,6 +41,9 @@ public struct HealthCheckRecord: Sendable {
     /// When the state last changed, and when the check last ran (seconds since the Unix epoch).
     public let changedAt: Double
     public let checkedAt: Double
+    /// When a run last passed (healthy or degraded, before damping), in seconds since the Unix epoch;
+    /// nil when no run has passed yet.
+    public let lastSuccessAt: Double?
     /// How long the last run took.
     public let lastDuration: Duration
     public let consecutiveFailures: Int
@@ -48,12 +51,14 @@ public struct HealthCheckRecord: Sendable {
     public let groups: Set<String>
 
     public init(name: String, status: HealthStatus, lastResult: HealthStatus, changedAt: Double, checkedAt: Double,
-                lastDuration: Duration, consecutiveFailures: Int, consecutiveSuccesses: Int, groups: Set<String>) {
+                lastDuration: Duration, consecutiveFailures: Int, consecutiveSuccesses: Int, groups: Set<String>,
+                lastSuccessAt: Double? = nil) {
         self.name = name
         self.status = status
         self.lastResult = lastResult
         self.changedAt = changedAt
         self.checkedAt = checkedAt
+        self.lastSuccessAt = lastSuccessAt
         self.lastDuration = lastDuration
         self.consecutiveFailures = consecutiveFailures
         self.consecutiveSuccesses = consecutiveSuccesses

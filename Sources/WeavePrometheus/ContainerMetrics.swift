@@ -4,18 +4,27 @@ import WeaveDI
 /// collector of the container that `statistics` reads at each scrape.
 public struct ContainerMetrics: MetricCollector {
     private let statistics: @Sendable () -> ContainerStatistics
+    private let buckets: @Sendable () -> ResolveBuckets
 
     /// `statistics` is called at each scrape: a container's `statistics()`, or the current one's.
-    public init(statistics: @escaping @Sendable () -> ContainerStatistics) {
+    /// `buckets` says which dependencies keep their latency buckets.
+    public init(buckets: ResolveBuckets = .all, statistics: @escaping @Sendable () -> ContainerStatistics) {
+        self.init(buckets: { buckets }, statistics: statistics)
+    }
+
+    /// As above, with the bucket setting read at each scrape (a server whose settings reload).
+    public init(buckets: @escaping @Sendable () -> ResolveBuckets, statistics: @escaping @Sendable () -> ContainerStatistics) {
         self.statistics = statistics
+        self.buckets = buckets
     }
 
     public func collect() async -> [MetricFamily] {
-        Self.families(statistics())
+        Self.families(statistics(), buckets: buckets())
     }
 
-    /// Families for `statistics`; services are label values (registered keys only, so bounded).
-    public static func families(_ statistics: ContainerStatistics) -> [MetricFamily] {
+    /// Families for `statistics`; dependencies are label values (registered keys only, so bounded).
+    public static func families(_ statistics: ContainerStatistics, buckets: ResolveBuckets = .all) -> [MetricFamily] {
+        let bucketed = Self.bucketed(statistics, buckets)
         var resolutions: [([(String, String)], Double)] = []
         var created: [([(String, String)], Double)] = []
         var slow: [([(String, String)], Double)] = []
@@ -23,7 +32,7 @@ public struct ContainerMetrics: MetricCollector {
         var durations: [MetricFamily.HistogramSeries] = []
         var registrations: [String: Int] = [:]
         for service in statistics.services {
-            let labels = [("service", service.service)]
+            let labels = [("dependency", service.service)]
             if let scope = service.scope {
                 registrations[scope.rawValue, default: 0] += 1
                 resolutions.append((labels, Double(service.resolutions)))
@@ -34,18 +43,19 @@ public struct ContainerMetrics: MetricCollector {
                 guard let count = service.errors[kind] else { continue }
                 errors.append((labels + [("kind", kind.rawValue)], Double(count)))
             }
+            let keepBuckets = bucketed?.contains(service.service) ?? true
             if service.scope != nil {
-                durations.append(series(service.factoryLatency, service: service.service, path: "factory"))
+                durations.append(series(service.factoryLatency, service: service.service, path: "factory", buckets: keepBuckets))
             }
             if service.cachedHitLatency.count > 0 {
-                durations.append(series(service.cachedHitLatency, service: service.service, path: "cached_hit"))
+                durations.append(series(service.cachedHitLatency, service: service.service, path: "cached_hit", buckets: keepBuckets))
             }
         }
         return [
             .counter("weave_resolutions", "Resolves of a registered service, cached hits and factory runs.", resolutions),
             .counter("weave_instances_created", "Instances a service's factory made.", created),
             .counter("weave_slow_resolutions", "Resolves slower than the slow-resolution threshold.", slow),
-            .counter("weave_resolution_errors", "Failed resolves, by service and error kind.", errors),
+            .counter("weave_resolution_errors", "Failed resolves, by dependency and error kind.", errors),
             MetricFamily(name: "weave_resolve_duration_seconds", kind: .histogram,
                          help: "Resolve latency: every factory run; one cached hit in 64 per thread (path=cached_hit).",
                          unit: "seconds", histograms: durations),
@@ -58,9 +68,27 @@ public struct ContainerMetrics: MetricCollector {
         ]
     }
 
-    private static func series(_ histogram: LatencyHistogram, service: String, path: String) -> MetricFamily.HistogramSeries {
-        MetricFamily.HistogramSeries(labels: [("service", service), ("path", path)], bucketLabels: boundLabels,
-                                     bucketCounts: histogram.bucketCounts, sum: histogram.sumSeconds)
+    private static func series(_ histogram: LatencyHistogram, service: String, path: String, buckets: Bool) -> MetricFamily.HistogramSeries {
+        let labels = [("dependency", service), ("path", path)]
+        guard buckets else {
+            return MetricFamily.HistogramSeries(labels: labels, bucketLabels: ["+Inf"], bucketCounts: [histogram.count],
+                                                sum: histogram.sumSeconds)
+        }
+        return MetricFamily.HistogramSeries(labels: labels, bucketLabels: boundLabels, bucketCounts: histogram.bucketCounts,
+                                            sum: histogram.sumSeconds)
+    }
+
+    /// The dependencies that keep their buckets; nil for all of them.
+    private static func bucketed(_ statistics: ContainerStatistics, _ buckets: ResolveBuckets) -> Set<String>? {
+        switch buckets {
+        case .all: return nil
+        case .none: return []
+        case .slowest(let count):
+            let ranked = statistics.services.filter { $0.factoryLatency.count > 0 }.map { service in
+                (service.service, service.factoryLatency.sumSeconds / Double(service.factoryLatency.count))
+            }.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }
+            return Set(ranked.prefix(count).map(\.0))
+        }
     }
 }
 

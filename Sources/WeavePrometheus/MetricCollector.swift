@@ -14,7 +14,7 @@ public struct ServiceIdentity: Sendable, Equatable {
     public var description: String
     public var version: String
     /// Which copy of the service answers, when several run (a host and port, a pod name): `/health`'s
-    /// `instance` and a label of `weave_build_info`.
+    /// `instance` and `weave_build_info`'s `service_instance_id` label.
     public var instance: String?
 
     public init(serviceID: String, description: String, version: String, instance: String? = nil) {

@@ -24,7 +24,7 @@ struct MetricsTable {
         var own: Set<String> = [] // services without an `app` label: the daemon's own, when others have one
         var aggregated = false
         for line in exposition.split(separator: "\n") where !line.hasPrefix("#") {
-            guard let sample = Sample(line), var service = sample.labels["service"] else { continue }
+            guard let sample = Sample(line), var service = sample.labels["dependency"] ?? sample.labels["check"] else { continue }
             if let app = sample.labels["app"] {
                 service = app + "/" + service
                 aggregated = true

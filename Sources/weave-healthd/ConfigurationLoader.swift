@@ -1,6 +1,7 @@
 import WeaveDI
 import WeaveHealth
 import WeaveHealthServer
+import WeavePrometheus
 import WeaveSupport
 
 /// Reads a YAML configuration, rejecting anything unknown or malformed with its position.
@@ -34,12 +35,14 @@ struct ConfigurationLoader {
         }
         guard let root = document else { throw error(nil, "the configuration is empty") }
         let top = try mapping(root, allowed: ["listen", "details", "bearer_token_file", "slow_resolution_threshold",
-                                              "memory_pressure", "status_codes", "log_rate_limit", "checks", "apps"])
+                                              "memory_pressure", "status_codes", "log_rate_limit", "checks", "apps",
+                                              "metrics"])
         var configuration = DaemonConfiguration(
             listeners: [.tcp(host: "127.0.0.1", port: Defaults.port)], detailsPolicy: nil, bearerTokenFile: nil, bearerToken: nil,
             slowResolutionThreshold: InstrumentationSettings.default.slowResolutionThreshold,
             memoryPressureTrigger: "some 150000 1000000", statusCodes: (200, 200, 503),
-            logRateLimit: InstrumentationSettings.default.logRateLimit, checks: [], apps: AppsConfiguration())
+            logRateLimit: InstrumentationSettings.default.logRateLimit, checks: [], apps: AppsConfiguration(),
+            resolveBuckets: .all)
         if let listen = top["listen"] { configuration.listeners = try listeners(listen, resolving: consultingTheSystem) }
         if let details = top["details"] {
             let value = try string(details)
@@ -119,6 +122,17 @@ struct ConfigurationLoader {
             }
         }
         if let apps = top["apps"] { configuration.apps = try self.apps(apps) }
+        if let metrics = top["metrics"] {
+            let fields = try mapping(metrics, allowed: ["resolve_buckets"])
+            if let node = fields["resolve_buckets"] {
+                let text = try string(node)
+                guard let buckets = ResolveBuckets(text) else {
+                    throw error(node, "resolve_buckets must be all, none, or a whole number N (the N slowest dependencies keep "
+                                + "their buckets), not '\(text)'")
+                }
+                configuration.resolveBuckets = buckets
+            }
+        }
         return configuration
     }
 

@@ -2,6 +2,7 @@ import WeaveDI
 import WeaveSupport
 import WeaveHealth
 import WeaveHealthServer
+import WeavePrometheus
 
 /// A validated configuration of weave-healthd.
 struct DaemonConfiguration: Sendable {
@@ -18,6 +19,8 @@ struct DaemonConfiguration: Sendable {
     var checks: [CheckConfiguration]
     /// The applications whose endpoints are aggregated.
     var apps: AppsConfiguration
+    /// Which of the daemon's own dependencies keep their latency buckets in `/metrics`.
+    var resolveBuckets: ResolveBuckets
 
     /// The daemon container's instrumentation settings (each runtime's container has its own).
     var instrumentation: InstrumentationSettings {

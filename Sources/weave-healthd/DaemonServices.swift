@@ -64,6 +64,7 @@ struct ReloadService: Service {
     let socketActivated: Bool
     let group: any EventLoopGroup
     let reloaded: AsyncStream<Void>.Continuation
+    let outcomes: ReloadMetrics
     let logger: Logger
 
     func run() async throws {
@@ -97,6 +98,7 @@ struct ReloadService: Service {
                 router.reconfigure(server)
                 source.replace(with: runtime)
                 reloaded.yield()
+                outcomes.record(success: true)
                 logger.notice("Configuration reloaded",
                               metadata: WeaveEvent.configReloaded.metadata([
                                   "file": "\(path)", "checks": "\(configuration.checks.count)",
@@ -104,6 +106,7 @@ struct ReloadService: Service {
                                   "apps_targets": "\(configuration.apps.targets.map(\.name).joined(separator: ","))",
                               ]))
             } catch {
+                outcomes.record(success: false)
                 logger.error("Configuration rejected; the previous one keeps running: \(error)",
                              metadata: WeaveEvent.configRejected.metadata(
                                  ["file": "\(path)", "line": "\(error.line)", "column": "\(error.column)"]))

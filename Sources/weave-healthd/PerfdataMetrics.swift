@@ -1,14 +1,23 @@
 import WeavePrometheus
 
-/// `weave_check_perfdata{check,label}`: the perfdata of the current runtime's exec checks, in base units.
+/// The perfdata of the current runtime's exec checks, `{check,label}`, one family per kind of unit
+/// so that each name says its unit: `weave_check_perfdata_seconds`, `_bytes`, `_ratio`,
+/// `weave_check_perfdata_counter_total` (`c`) and `weave_check_perfdata` (no unit).
 struct PerfdataMetrics: MetricCollector {
     let source: DaemonSource
 
     func collect() async -> [MetricFamily] {
-        var samples: [([(String, String)], Double)] = []
+        var samples: [Perfdata.Kind: [([(String, String)], Double)]] = [:]
         for (check, items) in source.runtime.observations.allPerfdata.sorted(by: { $0.key < $1.key }) {
-            for item in items { samples.append(([("check", check), ("label", item.label)], item.value)) }
+            for item in items { samples[item.kind, default: []].append(([("check", check), ("label", item.label)], item.value)) }
         }
-        return [.gauge("weave_check_perfdata", "Perfdata of exec checks (Nagios plugins), converted to base units.", samples)]
+        let help = "Perfdata of exec checks (Nagios plugins)"
+        return [
+            .gauge("weave_check_perfdata_seconds", help + " measured in time, in seconds.", unit: "seconds", samples[.seconds] ?? []),
+            .gauge("weave_check_perfdata_bytes", help + " measured in bytes (B, KB, MB, GB, TB).", unit: "bytes", samples[.bytes] ?? []),
+            .gauge("weave_check_perfdata_ratio", help + " given in percent, as a ratio (80% is 0.8).", unit: "ratio", samples[.ratio] ?? []),
+            .counter("weave_check_perfdata_counter", help + " that are continuous counters (unit c).", samples[.counter] ?? []),
+            .gauge("weave_check_perfdata", help + " without a unit.", samples[.plain] ?? []),
+        ]
     }
 }

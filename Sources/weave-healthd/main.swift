@@ -132,12 +132,14 @@ if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &descriptorLimit) == 0
 }
 let identity = ServiceIdentity(serviceID: "weave-healthd", description: "health of the checks weave-healthd runs",
                                version: Defaults.version)
+let reloadOutcomes = ReloadMetrics()
 // Everything /metrics shows, in one place; each family has one of these as its home.
 let collectors: [any MetricCollector] = [
-    ContainerMetrics { source.runtime.container.statistics() },
+    ContainerMetrics(buckets: { source.runtime.configuration.resolveBuckets }) { source.runtime.container.statistics() },
     HealthMetrics { source.runtime.monitor.latestReport },
     PerfdataMetrics(source: source),
     LogMetrics(writer: .shared),
+    reloadOutcomes,
     ProcessMetrics(),
     BuildInfo(identity: identity),
     // Last: where the daemon's and the applications' families share a name, the daemon's help comes first.
@@ -156,7 +158,8 @@ var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
     .init(service: AppHealthService(source: source)),
     .init(service: server),
     .init(service: ReloadService(path: configPath, notifier: notifier, source: source, router: router,
-                                 socketActivated: !activated.isEmpty, group: group, reloaded: reloadContinuation, logger: logger)),
+                                 socketActivated: !activated.isEmpty, group: group, reloaded: reloadContinuation, outcomes: reloadOutcomes,
+                                 logger: logger)),
     .init(service: NotifyService(notifier: notifier, server: server, source: source, lifecycle: lifecycle, group: group,
                                  logger: logger)),
 ]

@@ -58,17 +58,17 @@ if wait_metrics 'weave_app_up{app="orders"} 1' 10 && wait_metrics 'weave_app_up{
 else not_ok "three applications discovered" "$(metrics | grep weave_app)"; fi
 metrics > "$WORK/metrics.txt"
 expect "the applications' registrations are labelled with app" grep -q '^weave_registrations{app="orders",scope="singleton"} 2$' "$WORK/metrics.txt"
-expect "the daemon's own families stay unlabelled" grep -q '^weave_health_status{service="disk-root",state="healthy"} 1$' "$WORK/metrics.txt"
+expect "the daemon's own families stay unlabelled" grep -q '^weave_health_status{check="disk-root",state="healthy"} 1$' "$WORK/metrics.txt"
 expect "weave_app_scrape_duration_seconds per app" grep -q '^weave_app_scrape_duration_seconds{app="shipping"} ' "$WORK/metrics.txt"
 types=$(grep -c '^# TYPE weave_registrations ' "$WORK/metrics.txt")
 if [ "$types" -eq 1 ]; then ok "one TYPE line per family across the daemon and three apps"; else not_ok "one TYPE line per family" "$types"; fi
 
 # --- a slow resolution in one app: /metrics and journald under its identity ------------------------
 curl -s "http://127.0.0.1:${APP_PORT[orders]}/report" > /dev/null
-if wait_metrics '^weave_slow_resolutions_total{app="orders",service="ReportBuilder"} 1$' 5; then
+if wait_metrics '^weave_slow_resolutions_total{app="orders",dependency="ReportBuilder"} 1$' 5; then
     ok "a slow resolution in orders is on the daemon's /metrics under app=\"orders\" at the next scrape"
 else not_ok "slow resolution on /metrics" "$(metrics | grep 'weave_slow_resolutions_total' | head)"; fi
-expect "the other apps' series are unaffected" bash -c "curl -s '$URL/metrics' | grep -q '^weave_slow_resolutions_total{app=\"billing\",service=\"ReportBuilder\"} 0$'"
+expect "the other apps' series are unaffected" bash -c "curl -s '$URL/metrics' | grep -q '^weave_slow_resolutions_total{app=\"billing\",dependency=\"ReportBuilder\"} 0$'"
 slow_id=$(id_of slowResolution)
 found=no
 for _ in $(seq 50); do
@@ -137,7 +137,7 @@ kill -KILL "${APP_PID[shipping]}"
 { wait "${APP_PID[shipping]}"; } 2>/dev/null
 metrics > "$WORK/after-kill.txt"
 if grep -q '^weave_app_up{app="shipping"} 0$' "$WORK/after-kill.txt" && ! grep -q 'app="shipping",' "$WORK/after-kill.txt" &&
-   grep -q '^weave_resolutions_total{app="orders",service="ReportBuilder"} 1$' "$WORK/after-kill.txt"; then
+   grep -q '^weave_resolutions_total{app="orders",dependency="ReportBuilder"} 1$' "$WORK/after-kill.txt"; then
     ok "kill -9 shipping: weave_app_up 0 at the next scrape, its series gone, the others' unaffected"
 else not_ok "kill -9 shipping" "$(grep 'shipping\|weave_app_up' "$WORK/after-kill.txt" | head)"; fi
 code=$(curl -s -o "$WORK/health.json" -w '%{http_code}' "$URL/health")

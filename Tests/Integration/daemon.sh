@@ -103,9 +103,9 @@ unexpected=$(openmetrics_findings "$WORK/metrics.om")
 if [ -z "$unexpected" ]; then ok "promtool check metrics: OpenMetrics clean (but for counter HELP naming)"; else not_ok "promtool check metrics: OpenMetrics clean" "$unexpected"; fi
 expect "prometheus_client parses the text format" "$PY" "$HERE/parse_exposition.py" text "$WORK/metrics.txt"
 expect "prometheus_client parses OpenMetrics" "$PY" "$HERE/parse_exposition.py" openmetrics "$WORK/metrics.om"
-expect "health state set is exported" grep -q '^weave_health_status{service="heartbeat",state="healthy"} 1$' "$WORK/metrics.txt"
-expect "the daemon's own resolves are exported" grep -q '^weave_resolutions_total{service="heartbeat (HealthCheckable)"}' "$WORK/metrics.txt"
-expect "plugin perfdata becomes gauges in base units" grep -qE '^weave_check_perfdata\{check="plugin-disk",label="/"\} [0-9]' "$WORK/metrics.txt"
+expect "health state set is exported" grep -q '^weave_health_status{check="heartbeat",state="healthy"} 1$' "$WORK/metrics.txt"
+expect "the daemon's own resolves are exported" grep -q '^weave_resolutions_total{dependency="heartbeat (HealthCheckable)"}' "$WORK/metrics.txt"
+expect "plugin perfdata becomes gauges in base units, named by unit" grep -qE '^weave_check_perfdata_bytes\{check="plugin-disk",label="/"\} [0-9]' "$WORK/metrics.txt"
 expect "process metrics are exported" grep -q '^process_resident_memory_bytes ' "$WORK/metrics.txt"
 curl -s "$URL/metrics" -o "$WORK/metrics2.txt"
 expect "output is sorted and stable between scrapes" bash -c "diff <(grep -o '^[a-z_]*' '$WORK/metrics.txt' | uniq) <(grep -o '^[a-z_]*' '$WORK/metrics2.txt' | uniq)"
@@ -143,15 +143,15 @@ write_config <<YAML
     interval: 1s
 YAML
 kill -HUP "$DAEMON"
-for _ in $(seq 50); do curl -s "$URL/metrics" | grep 'service="missing-file",state="unhealthy"} 1' >/dev/null && break; sleep 0.1; done
-expect "SIGHUP loads a new check" bash -c "curl -s '$URL/metrics' | grep -q 'service=\"missing-file\",state=\"unhealthy\"} 1'"
+for _ in $(seq 50); do curl -s "$URL/metrics" | grep 'check="missing-file",state="unhealthy"} 1' >/dev/null && break; sleep 0.1; done
+expect "SIGHUP loads a new check" bash -c "curl -s '$URL/metrics' | grep -q 'check=\"missing-file\",state=\"unhealthy\"} 1'"
 expect "a failing check makes /health 503 with fail" bash -c "[ \"\$(curl -s -o '$WORK/h.json' -w '%{http_code}' '$URL/health')\" = 503 ] && grep -q '\"status\":\"fail\"' '$WORK/h.json'"
 expect "readiness ignores checks outside its group" bash -c "[ \"\$(curl -s '$URL/readyz')\" = ok ]"
 printf 'checks: [\n' > "$WORK/config.yaml"
 kill -HUP "$DAEMON"
 sleep 1
 expect "SIGHUP with a broken file is logged and rejected" grep -q "Configuration rejected" "$WORK/daemon.log"
-expect "after a rejected reload the old configuration still serves" bash -c "curl -s '$URL/metrics' | grep -q 'service=\"missing-file\"'"
+expect "after a rejected reload the old configuration still serves" bash -c "curl -s '$URL/metrics' | grep -q 'check=\"missing-file\"'"
 rm -f "$WORK/config.yaml"; write_config < /dev/null
 
 # --- a real Prometheus scrapes it ----------------------------------------------------------------
@@ -159,7 +159,7 @@ start_prometheus "$PORT"
 scraped=no
 for _ in $(seq 150); do
     if curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query?query=up%7Bjob%3D%22weave%22%7D%3D%3D1" | grep '"value"' >/dev/null &&
-       curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query?query=weave_health_status" | grep '"service":"disk-root"' >/dev/null; then
+       curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query?query=weave_health_status" | grep '"check":"disk-root"' >/dev/null; then
         scraped=yes; break
     fi
     sleep 0.2

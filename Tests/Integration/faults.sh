@@ -110,7 +110,7 @@ else not_ok "8. plugin process groups" "$leaked 'sleep 3001' processes after 4 r
 if grep -q '"output":"connection refused (127.0.0.1:'"$CLOSED"')"' <<<"$body"; then ok "15. a refused connection reads 'connection refused (127.0.0.1:$CLOSED)'"
 else not_ok "15. the tcp failure reason" "$(grep -o '"refused[^]]*' <<<"$body")"; fi
 curl -s "$URL/metrics" > "$WORK/metrics.txt"
-if [ "$(grep -c '^weave_check_perfdata{check="perfdata",label="a"}' "$WORK/metrics.txt")" -eq 1 ] && promtool check metrics < "$WORK/metrics.txt" >/dev/null 2>&1
+if [ "$(grep -c '^weave_check_perfdata_seconds{check="perfdata",label="a"}' "$WORK/metrics.txt")" -eq 1 ] && promtool check metrics < "$WORK/metrics.txt" >/dev/null 2>&1
 then ok "14. a repeated perfdata label makes one series, and promtool accepts the output"
 else not_ok "14. repeated perfdata labels" "$(grep perfdata "$WORK/metrics.txt" | head -5)"; fi
 if grep -q '"output"' <<<"$body" && grep -q '"output"' <<<"$(health -H "Authorization: Bearer    secret")" && ! grep -q '"output"' <<<"$(health)" \

@@ -63,9 +63,9 @@ private func get(_ path: String, socketPath: String) throws -> String {
         #expect(status.st_mode & 0o777 == 0o660)
 
         let metrics = try get("/metrics", socketPath: socketPath)
-        #expect(metrics.contains("weave_resolutions_total{service=\"Service1\"} 1"))
-        #expect(metrics.contains("weave_health_status{service=\"payments\",state=\"degraded\"} 1"))
-        #expect(metrics.contains("instance=\"host-a\""))
+        #expect(metrics.contains("weave_resolutions_total{dependency=\"Service1\"} 1"))
+        #expect(metrics.contains("weave_health_status{check=\"payments\",state=\"degraded\"} 1"))
+        #expect(metrics.contains("service_instance_id=\"host-a\""))
         #expect(metrics.contains("weave_build_info{version=\"1.2.3\","))
 
         let health = try get("/health", socketPath: socketPath)

@@ -92,12 +92,12 @@ private final class Shared: Sendable {}
         container.register(Made.self) { Made() }
         for _ in 0..<3 { _ = resolveNow(container, Made.self) }
         bridge.update()
-        let resolutions = try metrics.expectCounter("weave_resolutions_total", [("service", "Made")])
+        let resolutions = try metrics.expectCounter("weave_resolutions_total", [("dependency", "Made")])
         #expect(resolutions.totalValue == 3)
         for _ in 0..<2 { _ = resolveNow(container, Made.self) }
         bridge.update()
         #expect(resolutions.totalValue == 5)
-        let timer = try metrics.expectTimer("weave_resolve_duration_seconds", [("service", "Made"), ("path", "factory")])
+        let timer = try metrics.expectTimer("weave_resolve_duration_seconds", [("dependency", "Made"), ("path", "factory")])
         #expect(timer.values.count == 5)
     }
 }

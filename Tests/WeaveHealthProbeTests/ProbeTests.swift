@@ -118,14 +118,14 @@ import Testing
     /// own only with `--own`; a label that merely ends in `app` aggregates nothing.
     @Test func topShowsApplicationsServicesAndTheDaemonsOwnOnRequest() {
         let exposition = """
-            weave_resolutions_total{service="disk-root"} 4
-            weave_resolutions_total{app="orders",service="Database"} 7
-            weave_resolutions_total{app="billing",webapp="x",service="Database"} 2
+            weave_resolutions_total{dependency="disk-root"} 4
+            weave_resolutions_total{app="orders",dependency="Database"} 7
+            weave_resolutions_total{app="billing",webapp="x",dependency="Database"} 2
             """
         #expect(Set(MetricsTable(exposition: exposition).rows.map(\.service)) == ["orders/Database", "billing/Database"])
         #expect(Set(MetricsTable(exposition: exposition, includeOwn: true).rows.map(\.service))
             == ["orders/Database", "billing/Database", "disk-root"])
-        let unlabelled = "weave_resolutions_total{webapp=\"x\",service=\"disk-root\"} 4\n"
+        let unlabelled = "weave_resolutions_total{webapp=\"x\",dependency=\"disk-root\"} 4\n"
         #expect(MetricsTable(exposition: unlabelled).rows.map(\.service) == ["disk-root"])
     }
 

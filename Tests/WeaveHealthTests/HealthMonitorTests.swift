@@ -102,6 +102,23 @@ private final class Scripted: HealthCheckable {
         #expect(record.consecutiveFailures == 0)
     }
 
+    @Test func lastSuccessIsTheLastRunThatPassed() async {
+        let monitor = HealthMonitor(container: Container())
+        let script = Scripted([.unhealthy(error: Failure(code: 1)), .degraded(reason: "slow"), .unhealthy(error: Failure(code: 2)),
+                               .healthy])
+        await monitor.register("late", check: script)
+        var successes: [Double?] = []
+        for _ in 0..<4 {
+            let record = await monitor.checkAll().checks["late"]!
+            successes.append(record.lastSuccessAt)
+            // A passing run stamps its own time; a failing one keeps the last pass.
+            #expect(record.lastSuccessAt == (record.lastResult.state == .unhealthy ? successes.dropLast().last ?? nil : record.checkedAt))
+        }
+        #expect(successes[0] == nil)
+        #expect(successes[1] != nil && successes[2] == successes[1])
+        #expect(successes[3]! >= successes[1]!)
+    }
+
     @Test func transitionsAreAStream() async {
         let monitor = HealthMonitor(container: Container())
         await monitor.register("svc", check: Scripted([.healthy, .degraded(reason: "slow"), .degraded(reason: "slower"), .healthy]))

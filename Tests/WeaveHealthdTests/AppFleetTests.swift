@@ -113,8 +113,8 @@ private final class Store: HealthCheckable {
         #expect(up == ["billing": true, "garbage": false, "huge": false, "killed": false, "orders": true, "silent": false])
 
         let text = String(decoding: Exposition.render(await AppMetrics { fleet }.collect(), format: .prometheusText), as: UTF8.self)
-        #expect(text.contains("weave_health_status{app=\"orders\",service=\"store\",state=\"degraded\"} 1"))
-        #expect(text.contains("weave_health_status{app=\"billing\",service=\"store\",state=\"degraded\"} 1"))
+        #expect(text.contains("weave_health_status{app=\"orders\",check=\"store\",state=\"degraded\"} 1"))
+        #expect(text.contains("weave_health_status{app=\"billing\",check=\"store\",state=\"degraded\"} 1"))
         #expect(text.contains("weave_app_up{app=\"silent\"} 0") && text.contains("weave_app_up{app=\"orders\"} 1"))
         #expect(text.components(separatedBy: "# TYPE weave_health_status gauge").count == 2, "one family, both apps")
 

@@ -2,6 +2,7 @@ import Testing
 import WeaveDI
 import WeaveHealth
 import WeaveHealthServer
+import WeavePrometheus
 @testable import weave_healthd
 
 @Suite struct ConfigurationTests {
@@ -28,6 +29,8 @@ import WeaveHealthServer
             memory_pressure:
               trigger: some 100000 2000000
             status_codes: {pass: 200, warn: 299, fail: 500}
+            metrics:
+              resolve_buckets: 10
             checks:
               - name: web
                 type: http
@@ -47,6 +50,8 @@ import WeaveHealthServer
         #expect(configuration.detailsPolicy == .whenAuthorized)
         #expect(configuration.slowResolutionThreshold == .microseconds(250))
         #expect(configuration.statusCodes == (200, 299, 500))
+        #expect(configuration.resolveBuckets == .slowest(10))
+        #expect(try parse("checks: []\n").resolveBuckets == .all)
         let web = configuration.checks[0]
         #expect(web.settings == HealthCheckSettings(interval: .seconds(2), timeout: .milliseconds(500), failuresBeforeUnhealthy: 3,
                                                      successesBeforeHealthy: 2, groups: ["ready", "edge"]))
@@ -75,6 +80,9 @@ import WeaveHealthServer
         ("apps:\n  directory: relative\n", "test.yaml:2:14: directory must be an absolute path"),
         ("apps:\n  max_response_bytes: 99999999999999999999\n", "test.yaml:2:23: expected a whole number"),
         ("apps:\n  directroy: /x\n", "test.yaml:2:3: unknown key 'directroy'; did you mean 'directory'?"),
+        ("metrics:\n  resolve_buckets: some\n", "test.yaml:2:20: resolve_buckets must be all, none, or a whole number N"),
+        ("metrics:\n  resolve_buckets: 99999999999999999999\n", "test.yaml:2:20: resolve_buckets must be all, none"),
+        ("metrics:\n  resolve_bucket: none\n", "test.yaml:2:3: unknown key 'resolve_bucket'; did you mean 'resolve_buckets'?"),
     ])
     func errorsArePositioned(text: String, expected: String) {
         do {
@@ -129,6 +137,8 @@ import WeaveHealthServer
         #expect(output.text == "DISK OK - free space: / 3326 MB (56%);")
         #expect(output.perfdata.map(\.label) == ["/", "time taken", "load", "c"])
         #expect(output.perfdata.map(\.value) == [2_643_000_000, 0.012, 0.8, 5])
+        #expect(output.perfdata.map(\.kind) == [.bytes, .seconds, .ratio, .counter])
+        #expect(Perfdata.parse("users=3").map(\.kind) == [.plain])
     }
 
     @Test func malformedPerfdataIsSkipped() {

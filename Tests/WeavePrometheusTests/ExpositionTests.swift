@@ -79,9 +79,9 @@ import WeaveDI
         _ = container.resolve("db", Int.self)
         let rendered = String(decoding: Exposition.render(ContainerMetrics.families(container.statistics()), format: .prometheusText),
                               as: UTF8.self)
-        #expect(rendered.contains("weave_resolutions_total{service=\"db (Int)\"} 1\n"))
-        #expect(rendered.contains("weave_resolve_duration_seconds_bucket{service=\"db (Int)\",path=\"factory\",le=\"+Inf\"} 1\n"))
-        #expect(rendered.contains("weave_resolve_duration_seconds_count{service=\"db (Int)\",path=\"factory\"} 1\n"))
+        #expect(rendered.contains("weave_resolutions_total{dependency=\"db (Int)\"} 1\n"))
+        #expect(rendered.contains("weave_resolve_duration_seconds_bucket{dependency=\"db (Int)\",path=\"factory\",le=\"+Inf\"} 1\n"))
+        #expect(rendered.contains("weave_resolve_duration_seconds_count{dependency=\"db (Int)\",path=\"factory\"} 1\n"))
         #expect(rendered.contains("weave_registrations{scope=\"transient\"} 1\n"))
     }
 

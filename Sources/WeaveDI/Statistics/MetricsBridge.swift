@@ -28,7 +28,7 @@ public final class MetricsBridge: Sendable {
                 let timer = timers.withLock { cache in
                     if let timer = cache[service + "\u{0}" + label] { return timer }
                     let timer = CoreMetrics.Timer(label: "weave_resolve_duration_seconds",
-                                                  dimensions: [("service", service), ("path", label)],
+                                                  dimensions: [("dependency", service), ("path", label)],
                                                   preferredDisplayUnit: .seconds, factory: factory)
                     cache[service + "\u{0}" + label] = timer
                     return timer
@@ -52,7 +52,7 @@ public final class MetricsBridge: Sendable {
         let statistics = container.statistics()
         var figures: [(label: String, dimensions: [(String, String)], value: UInt64)] = []
         for service in statistics.services {
-            let dimensions = [("service", service.service)]
+            let dimensions = [("dependency", service.service)]
             figures.append(("weave_resolutions_total", dimensions, service.resolutions))
             figures.append(("weave_instances_created_total", dimensions, service.instancesCreated))
             figures.append(("weave_slow_resolutions_total", dimensions, service.slowResolutions))

@@ -1,17 +1,17 @@
 import WeaveDI
 
 /// What checks observed besides their status: a value for `/health`'s `observedValue`, and Nagios
-/// perfdata for `weave_check_perfdata`. Shared by the checks and the metrics source.
+/// perfdata for the `weave_check_perfdata*` families. Shared by the checks and the metrics source.
 final class Observations: Sendable {
     private let values = Locked<[String: (value: Double, unit: String)]>([:])
-    private let perfdata = Locked<[String: [(label: String, value: Double)]]>([:])
+    private let perfdata = Locked<[String: [Perfdata]]>([:])
 
     func record(_ check: String, value: Double, unit: String) {
         values.withLock { $0[check] = (value, unit) }
     }
 
     /// Keeps the first item of each label: a plugin that repeats a label must not make duplicate series.
-    func record(_ check: String, perfdata items: [(label: String, value: Double)]) {
+    func record(_ check: String, perfdata items: [Perfdata]) {
         var seen: Set<String> = []
         let unique = items.filter { seen.insert($0.label).inserted }
         perfdata.withLock { $0[check] = unique }
@@ -22,7 +22,7 @@ final class Observations: Sendable {
     }
 
     /// Every perfdata item, by check.
-    var allPerfdata: [String: [(label: String, value: Double)]] {
+    var allPerfdata: [String: [Perfdata]] {
         perfdata.withLock { $0 }
     }
 }

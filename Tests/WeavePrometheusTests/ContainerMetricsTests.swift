@@ -1,0 +1,64 @@
+import Testing
+@testable import WeaveDI
+@testable import WeavePrometheus
+
+/// The cardinality control of `ContainerMetrics` (`ResolveBuckets`), on statistics made by hand so
+/// which dependency is slowest is known exactly.
+@Suite struct ContainerMetricsTests {
+    /// 100 singletons, each with factory runs of mean latency `index` µs and some timed cached hits.
+    static let statistics = ContainerStatistics(
+        services: (1...100).map { index in
+            var counts = [UInt64](repeating: 0, count: LatencyBuckets.count)
+            counts[index % LatencyBuckets.count] = 2
+            return ServiceStatistics(
+                service: "Service\(index)", scope: .singleton, resolutions: 10, instancesCreated: 1, errors: [:], slowResolutions: 0,
+                cachedHitLatency: LatencyHistogram(counts: counts, sumNanos: 200),
+                factoryLatency: LatencyHistogram(counts: counts, sumNanos: UInt64(index) * 2_000), isInstantiated: true)
+        },
+        cachedEvictions: 0, memoryPressureEvents: 0)
+
+    static func samples(_ buckets: ResolveBuckets) -> [Substring] {
+        let text = String(decoding: Exposition.render(ContainerMetrics.families(statistics, buckets: buckets), format: .prometheusText),
+                          as: UTF8.self)
+        return text.split(separator: "\n").filter { !$0.hasPrefix("#") }
+    }
+
+    static func bucketed(_ samples: [Substring]) -> Set<String> {
+        Set(samples.filter { $0.hasPrefix("weave_resolve_duration_seconds_bucket") && !$0.contains("le=\"+Inf\"") }.map {
+            String($0.split(separator: "\"")[1])
+        })
+    }
+
+    @Test func seriesPerDependencyWithAndWithoutBuckets() {
+        let perPath = LatencyHistogram.bounds.count + 3 // every bucket, +Inf, _sum, _count
+        // 3 counters per dependency, 2 paths; 4 registration gauges, evictions, pressure events.
+        #expect(Self.samples(.all).count == 100 * (3 + 2 * perPath) + 6)
+        #expect(Self.samples(.none).count == 100 * (3 + 2 * 3) + 6)
+        #expect(Self.samples(.slowest(10)).count == 10 * (3 + 2 * perPath) + 90 * (3 + 2 * 3) + 6)
+    }
+
+    @Test func withoutBucketsCountsAndSumsStay() {
+        let samples = Self.samples(.none)
+        #expect(Self.bucketed(samples).isEmpty)
+        #expect(samples.contains("weave_resolve_duration_seconds_bucket{dependency=\"Service7\",path=\"factory\",le=\"+Inf\"} 2"))
+        #expect(samples.contains("weave_resolve_duration_seconds_count{dependency=\"Service7\",path=\"factory\"} 2"))
+        #expect(samples.contains("weave_resolve_duration_seconds_sum{dependency=\"Service7\",path=\"factory\"} 1.4e-05"))
+        #expect(samples.contains("weave_resolve_duration_seconds_count{dependency=\"Service7\",path=\"cached_hit\"} 2"))
+    }
+
+    @Test func theSlowestKeepTheirBuckets() {
+        #expect(Self.bucketed(Self.samples(.slowest(3))) == ["Service100", "Service99", "Service98"])
+        #expect(Self.bucketed(Self.samples(.slowest(0))).isEmpty)
+        #expect(Self.bucketed(Self.samples(.slowest(Int.max))).count == 100)
+        #expect(Self.bucketed(Self.samples(.all)).count == 100)
+    }
+
+    @Test func bucketSettingsParse() {
+        #expect(ResolveBuckets("all") == .all)
+        #expect(ResolveBuckets("none") == ResolveBuckets.none)
+        #expect(ResolveBuckets("20") == .slowest(20))
+        #expect(ResolveBuckets("-1") == nil)
+        #expect(ResolveBuckets("99999999999999999999999") == nil)
+        #expect(ResolveBuckets("some") == nil)
+    }
+}
