@@ -27,6 +27,9 @@ struct ReportBuilder: Sendable {
     func report() -> String { "orders: \(database.orders().count)\n" }
 }
 
+/// A refund provider this build does not register: `/refunds` fails to resolve it.
+struct RefundsClient: Sendable {}
+
 /// What the routes use, injected.
 struct OrderService: Sendable {
     @Inject var database: Database?

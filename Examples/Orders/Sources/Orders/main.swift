@@ -66,6 +66,10 @@ router.get("/orders") { _, _ in
     return OrderService().database?.orders().joined(separator: "\n") ?? "no database"
 }
 router.get("/report") { _, _ in UnifiedDI.requireResolve(ReportBuilder.self).report() }
+// Refunds are not wired into this build: each request is a resolution error (weave_resolution_errors_total).
+router.get("/refunds") { _, _ in
+    UnifiedDI.resolve(RefundsClient.self) == nil ? Response(status: .notImplemented) : Response(status: .ok)
+}
 router.post("/demo/payments/degrade") { _, _ in OrderService().payments?.setDegraded(true); return "degraded\n" }
 router.post("/demo/payments/recover") { _, _ in OrderService().payments?.setDegraded(false); return "recovered\n" }
 // 5. The same endpoints in the service's own router (optional).
