@@ -1,8 +1,8 @@
 import WeavePrometheus
 
 /// The perfdata of the current runtime's exec checks, `{check,label}`, one family per kind of unit
-/// so that each name says its unit: `weave_check_perfdata_seconds`, `_bytes`, `_ratio`,
-/// `weave_check_perfdata_counter_total` (`c`) and `weave_check_perfdata` (no unit).
+/// so that each name says its unit: `weave_check_perfdata_seconds`, `_bytes`, `_ratio`, `_total`
+/// (unit `c`, a counter) and `_value` (no unit).
 struct PerfdataMetrics: MetricCollector {
     let source: DaemonSource
 
@@ -16,8 +16,8 @@ struct PerfdataMetrics: MetricCollector {
             .gauge("weave_check_perfdata_seconds", help + " measured in time, in seconds.", unit: "seconds", samples[.seconds] ?? []),
             .gauge("weave_check_perfdata_bytes", help + " measured in bytes (B, KB, MB, GB, TB).", unit: "bytes", samples[.bytes] ?? []),
             .gauge("weave_check_perfdata_ratio", help + " given in percent, as a ratio (80% is 0.8).", unit: "ratio", samples[.ratio] ?? []),
-            .counter("weave_check_perfdata_counter", help + " that are continuous counters (unit c).", samples[.counter] ?? []),
-            .gauge("weave_check_perfdata", help + " without a unit.", samples[.plain] ?? []),
+            .counter("weave_check_perfdata", help + " that are continuous counters (unit c).", samples[.counter] ?? []),
+            .gauge("weave_check_perfdata_value", help + " without a unit.", samples[.plain] ?? []),
         ]
     }
 }

@@ -80,7 +80,7 @@ for i in $(seq $HOSTS); do
         echo "checks:"
         echo "  - {name: db, type: file, path: $WORK/h$i/db.ok, interval: ${CHECK_INTERVAL}s}"
         echo "  - {name: disk-root, type: disk, path: /, warn_free_percent: 1, fail_free_percent: 0, interval: 5s}"
-        [ $((i % 2)) -eq 0 ] && echo "  - {name: queue, type: exec, command: [/bin/echo, 'OK - 3 queued | depth=3 age=120ms'], interval: 5s}"
+        [ $((i % 2)) -eq 0 ] && echo "  - {name: queue, type: exec, command: [/bin/echo, 'OK - 3 queued | depth=3 age=120ms size=2KB full=30% served=12c'], interval: 5s}"
     } > "$WORK/h$i/config.yaml"
     start_daemon "$i"
 done
@@ -163,6 +163,13 @@ else not_ok "the dashboard's $panels expressions return data" "$(printf '%s\n' "
 if [ "$(results 'dependency:weave_resolve_duration_seconds:p99_rate5m{app="orders",dependency="ReportBuilder",path="factory"} > 0')" = "$APP_HOSTS" ]; then
     ok "the p99 recording rule has a value for the example's slow factory on each app host"
 else not_ok "the p99 recording rule" "$(query 'dependency:weave_resolve_duration_seconds:p99_rate5m{app="orders"}')"; fi
+
+# --- the metric reference: a host with the example service and a plugin with every perfdata unit ---
+in_host h2 curl -s --max-time 5 "http://$(target 2)/metrics" > "$WORK/h2/metrics.txt"
+if mismatches=$("$PY" "$HERE/metric_reference.py" "$ROOT/monitoring/README.md" "$WORK/h2/metrics.txt"); then
+    ok "every family served matches the metric reference table (name, type, labels, help)"
+else not_ok "the metric reference table matches what is served" "$mismatches"; fi
+expect "promtool check metrics accepts that scrape" bash -c "promtool check metrics < '$WORK/h2/metrics.txt'"
 
 # --- the fleet's cost to Prometheus ------------------------------------------------------------------
 samples=$(value 'sum(scrape_samples_scraped{job="weave-healthd"})')
