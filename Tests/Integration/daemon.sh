@@ -145,6 +145,9 @@ YAML
 kill -HUP "$DAEMON"
 for _ in $(seq 50); do curl -s "$URL/metrics" | grep 'check="missing-file",state="unhealthy"} 1' >/dev/null && break; sleep 0.1; done
 expect "SIGHUP loads a new check" bash -c "curl -s '$URL/metrics' | grep -q 'check=\"missing-file\",state=\"unhealthy\"} 1'"
+curl -s "$URL/metrics" > "$WORK/reloaded.txt"
+reloaded_at=$(grep '^weave_config_last_reload_success_timestamp_seconds ' "$WORK/reloaded.txt" | cut -d' ' -f2)
+expect "a good reload: weave_config_last_reload_successful 1" grep -qx 'weave_config_last_reload_successful 1' "$WORK/reloaded.txt"
 expect "a failing check makes /health 503 with fail" bash -c "[ \"\$(curl -s -o '$WORK/h.json' -w '%{http_code}' '$URL/health')\" = 503 ] && grep -q '\"status\":\"fail\"' '$WORK/h.json'"
 expect "readiness ignores checks outside its group" bash -c "[ \"\$(curl -s '$URL/readyz')\" = ok ]"
 printf 'checks: [\n' > "$WORK/config.yaml"
@@ -152,6 +155,11 @@ kill -HUP "$DAEMON"
 sleep 1
 expect "SIGHUP with a broken file is logged and rejected" grep -q "Configuration rejected" "$WORK/daemon.log"
 expect "after a rejected reload the old configuration still serves" bash -c "curl -s '$URL/metrics' | grep -q 'check=\"missing-file\"'"
+curl -s "$URL/metrics" > "$WORK/rejected.txt"
+if grep -qx 'weave_config_last_reload_successful 0' "$WORK/rejected.txt" &&
+   grep -qx "weave_config_last_reload_success_timestamp_seconds $reloaded_at" "$WORK/rejected.txt"; then
+    ok "a rejected reload: weave_config_last_reload_successful 0, the last success's time unchanged"
+else not_ok "the reload metrics after a rejected reload" "$(grep weave_config "$WORK/rejected.txt")"; fi
 rm -f "$WORK/config.yaml"; write_config < /dev/null
 
 # --- a real Prometheus scrapes it ----------------------------------------------------------------

@@ -9,12 +9,18 @@ import WeavePrometheus
 /// services and as many health checks, served by `AppEndpoint` where weave-healthd discovers it;
 /// and the in-process render its aggregation is compared with.
 enum AppsBenchmark {
-    /// `app NAME DIRECTORY SERVICES [RESOLVE-SECONDS]`: serves until killed. With RESOLVE-SECONDS it
-    /// times single resolves on one thread for that long once serving, and prints one line:
-    /// `resolve p50=… p999=… max=… n=…` (nanoseconds).
-    static func serve(_ arguments: [String]) async throws {
+    /// `app [--resolve-buckets all|none|N] NAME DIRECTORY SERVICES [RESOLVE-SECONDS]`: serves until
+    /// killed. With RESOLVE-SECONDS it times single resolves on one thread for that long once serving,
+    /// and prints one line: `resolve p50=… p999=… max=… n=…` (nanoseconds).
+    static func serve(_ options: [String]) async throws {
+        var arguments = options
+        var buckets = ResolveBuckets.all
+        if arguments.first == "--resolve-buckets", arguments.count > 1, let value = ResolveBuckets(arguments[1]) {
+            buckets = value
+            arguments.removeFirst(2)
+        }
         guard arguments.count >= 3, let services = Int(arguments[2]) else {
-            print("usage: WeaveBenchmarks app NAME DIRECTORY SERVICES [RESOLVE-SECONDS]")
+            print("usage: WeaveBenchmarks app [--resolve-buckets all|none|N] NAME DIRECTORY SERVICES [RESOLVE-SECONDS]")
             exit(64)
         }
         let fixture = MetricsFixture(services: services)
@@ -22,7 +28,8 @@ enum AppsBenchmark {
         for index in 0..<services { await monitor.register("check-\(index)") { .healthy } }
         let endpoint = AppEndpoint(container: fixture.container,
                                    identity: ServiceIdentity(serviceID: arguments[0], description: "benchmark app", version: "1"),
-                                   configuration: .init(socket: .discoverable(directory: arguments[1]), watchesMemoryPressure: false),
+                                   configuration: .init(socket: .discoverable(directory: arguments[1]), watchesMemoryPressure: false,
+                                                        resolveBuckets: buckets),
                                    monitor: monitor)
         let serving = Task { try await endpoint.run() }
         if arguments.count > 3, let seconds = Int(arguments[3]) {
