@@ -45,7 +45,7 @@ private func get(_ path: String, socketPath: String) throws -> String {
         let container = Container()
         container.register(Service1.self) { Service1() }
         container.register("payments", (any HealthCheckable).self, scope: .singleton) { Degraded() }
-        _ = try? await container.resolve(Service1.self)
+        _ = container.resolve(Service1.self)
         let endpoint = AppEndpoint(container: container,
                                    identity: ServiceIdentity(serviceID: "orders/v2", description: "orders", version: "1.2.3", instance: "host-a"),
                                    configuration: .init(socket: .discoverable(directory: directory)))

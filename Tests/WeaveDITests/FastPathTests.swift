@@ -222,18 +222,4 @@ private final class Named: Sendable {
         // This thread drops its cached one, and the instance's deinit resolves through the same frame.
         #expect(UnifiedDI.resolve(Named.self)?.name == "next")
     }
-
-    @Test func bootstrapReplacesLiveOnlyWhenConfigured() async throws {
-        let previous = Container.live
-        defer { Container.live = previous }
-        await Container.bootstrap { container in
-            container.register("bootstrapped", Settings.self) { Settings(name: "boot") }
-        }
-        #expect(Container.live !== previous)
-        #expect(Container.live.resolve("bootstrapped", Settings.self)?.name == "boot")
-        await #expect(throws: Failure.self) {
-            try await Container.bootstrap { _ in throw Failure(code: 2) }
-        }
-        #expect(Container.live.resolve("bootstrapped", Settings.self)?.name == "boot")
-    }
 }

@@ -27,12 +27,3 @@ struct CycleC: Sendable {}
 
 struct Failure: Error, Equatable { let code: Int }
 
-/// The synchronous, optional resolve, for async tests (where Swift prefers the async overload).
-func resolveNow<T>(_ container: Container, _ type: T.Type) -> T? {
-    container.resolve(type)
-}
-
-/// The synchronous, optional resolve with an argument, for async tests.
-func resolveNow<T, Arg>(_ container: Container, _ type: T.Type, argument: Arg) -> T? {
-    container.resolve(type, argument: argument)
-}

@@ -28,7 +28,7 @@ private final class Received: Sendable {
         }
         let received = Received()
         let token = UnifiedDI.onSlowResolution { service, seconds in received.add(service, "\(seconds)") }
-        _ = resolveNow(container, SlowService.self)
+        _ = container.resolve(SlowService.self)
         await UnifiedDI.flushHooks()
         let seen = received.matching("SlowService")
         #expect(seen.count == 1)
@@ -36,7 +36,7 @@ private final class Received: Sendable {
         #expect(seconds >= 0.025) // the factory slept 25 ms, so the measured resolve cannot be shorter
 
         token.cancel()
-        _ = resolveNow(container, SlowService.self)
+        _ = container.resolve(SlowService.self)
         await UnifiedDI.flushHooks()
         #expect(received.matching("SlowService").count == 1)
         #expect(container.statistics()["SlowService"]?.slowResolutions == 2)
@@ -54,8 +54,8 @@ private final class Received: Sendable {
         let nothing = Container(settings: InstrumentationSettings(slowResolutionThreshold: .seconds(3_600),
                                                                   logRateLimit: LogRateLimit(burst: 1, window: .seconds(1))))
         for container in [everything, nothing] { container.register(SettingsProbe.self) { SettingsProbe() } }
-        _ = resolveNow(everything, SettingsProbe.self)
-        _ = resolveNow(nothing, SettingsProbe.self)
+        _ = everything.resolve(SettingsProbe.self)
+        _ = nothing.resolve(SettingsProbe.self)
         #expect(everything.statistics()["SettingsProbe"]?.slowResolutions == 1)
         #expect(nothing.statistics()["SettingsProbe"]?.slowResolutions == 0)
         #expect(nothing.instrumentationSettings.logRateLimit == LogRateLimit(burst: 1, window: .seconds(1)))
@@ -71,15 +71,15 @@ private final class Received: Sendable {
         }
         defer { token.cancel() }
 
-        _ = resolveNow(container, MissingForHook.self)                       // miss through the optional API
+        _ = container.resolve(MissingForHook.self)                       // miss through the optional API
         _ = try? container.resolveThrows(MissingForHook.self)            // a miss the caller sees: no hook
         container.register(ThrowingForHook.self, throwingFactory: { throw Failure(code: 3) })
-        _ = resolveNow(container, ThrowingForHook.self)
+        _ = container.resolve(ThrowingForHook.self)
         container.register(CycleHookA.self, throwingFactory: { _ = try container.resolveThrows(CycleHookB.self); return CycleHookA() })
         container.register(CycleHookB.self, throwingFactory: { _ = try container.resolveThrows(CycleHookA.self); return CycleHookB() })
-        _ = resolveNow(container, CycleHookA.self)
+        _ = container.resolve(CycleHookA.self)
         container.register(ArgumentForHook.self) { (value: Int) in _ = value; return ArgumentForHook() }
-        _ = resolveNow(container, ArgumentForHook.self, argument: "text")
+        _ = container.resolve(ArgumentForHook.self, argument: "text")
         await UnifiedDI.flushHooks()
 
         #expect(received.matching("MissingForHook") == ["not_registered"])
@@ -95,7 +95,7 @@ private final class Received: Sendable {
         #expect(statistics["ArgumentForHook"]?.errors[.argumentMismatch] == 1)
 
         token.cancel()
-        _ = resolveNow(container, MissingForHook.self)
+        _ = container.resolve(MissingForHook.self)
         await UnifiedDI.flushHooks()
         #expect(received.matching("MissingForHook").count == 1)
     }

@@ -18,7 +18,7 @@ private final class CachedThing: Sendable {}
         defer { unlink(fifo) }
         let container = Container()
         container.register(CachedThing.self, scope: .cached) { CachedThing() }
-        let first = resolveNow(container, CachedThing.self)
+        let first = container.resolve(CachedThing.self)
         var configuration = MemoryPressureConfiguration()
         configuration.environment = ["MEMORY_PRESSURE_WATCH": fifo]
         let monitor = MemoryPressureMonitor(configuration: configuration, containers: { [container] })
@@ -43,7 +43,7 @@ private final class CachedThing: Sendable {}
         }
         let event = try #require(events.withLock { $0.first })
         #expect(event.evictions == 1)
-        #expect(resolveNow(container, CachedThing.self) !== first)
+        #expect(container.resolve(CachedThing.self) !== first)
         let statistics = container.statistics()
         #expect(statistics.cachedEvictions == 1)
         #expect(statistics.memoryPressureEvents == 1)

@@ -59,7 +59,7 @@ import Testing
             return EnglishGreeter(id: made.next())
         }
         let greeters = try await withThrowingTaskGroup(of: EnglishGreeter.self) { group in
-            for _ in 0..<50 { group.addTask { try await container.resolve(EnglishGreeter.self) } }
+            for _ in 0..<50 { group.addTask { try await container.resolveAsync(EnglishGreeter.self) } }
             return try await group.reduce(into: [EnglishGreeter]()) { $0.append($1) }
         }
         #expect(made.count == 1)
@@ -76,7 +76,7 @@ import Testing
     @Test func asyncResolveFallsBackToSyncFactories() async throws {
         let container = Container()
         container.register(Settings.self) { Settings(name: "sync") }
-        let settings: Settings = try await container.resolve(Settings.self)
+        let settings: Settings = try await container.resolveAsync(Settings.self)
         #expect(settings.name == "sync")
     }
 
@@ -84,7 +84,7 @@ import Testing
         let container = Container()
         container.register(Settings.self, scope: .singleton) { () async throws -> Settings in throw Failure(code: 9) }
         do {
-            let _: Settings = try await container.resolve(Settings.self)
+            let _: Settings = try await container.resolveAsync(Settings.self)
             Issue.record("expected a throw")
         } catch {
             guard case .factoryFailed(let type, let underlying) = error else { Issue.record("got \(error)"); return }

@@ -56,15 +56,15 @@ struct OrderService: Sendable {}
     @Test func asyncCycleReportsItsPath() async throws {
         let container = Container()
         container.register(CycleA.self, scope: .singleton) { () async throws -> CycleA in
-            let _: CycleB = try await container.resolve(CycleB.self)
+            let _: CycleB = try await container.resolveAsync(CycleB.self)
             return CycleA()
         }
         container.register(CycleB.self) { () async throws -> CycleB in
-            let _: CycleA = try await container.resolve(CycleA.self)
+            let _: CycleA = try await container.resolveAsync(CycleA.self)
             return CycleB()
         }
         do {
-            let _: CycleA = try await container.resolve(CycleA.self)
+            let _: CycleA = try await container.resolveAsync(CycleA.self)
             Issue.record("expected a cycle")
         } catch {
             guard case .cycle(let path) = error else { Issue.record("got \(error)"); return }

@@ -10,8 +10,8 @@ private final class Shared: Sendable {}
         let container = Container()
         container.register(Made.self) { Made() }
         container.register(Shared.self, scope: .singleton) { Shared() }
-        for _ in 0..<10 { _ = resolveNow(container, Made.self) }
-        for _ in 0..<1_000 { _ = resolveNow(container, Shared.self) }
+        for _ in 0..<10 { _ = container.resolve(Made.self) }
+        for _ in 0..<1_000 { _ = container.resolve(Shared.self) }
         let statistics = container.statistics()
         let made = statistics["Made"]
         #expect(made?.resolutions == 10)
@@ -32,7 +32,7 @@ private final class Shared: Sendable {}
     @Test func uninstrumentedContainersCountButDoNotTime() {
         let container = Container(instrumented: false)
         container.register(Made.self) { Made() }
-        for _ in 0..<200 { _ = resolveNow(container, Made.self) }
+        for _ in 0..<200 { _ = container.resolve(Made.self) }
         let made = container.statistics()["Made"]
         #expect(made?.resolutions == 200)
         #expect(made?.factoryLatency.count == 0)
@@ -59,11 +59,11 @@ private final class Shared: Sendable {}
                 group.addTask {
                     for step in 0..<perTask {
                         if (step + task) % 4 == 0 {
-                            _ = resolveNow(container, Made.self)
+                            _ = container.resolve(Made.self)
                         } else if step % 1_000 == 999 {
-                            _ = resolveNow(container, Settings.self) // not registered: an error
+                            _ = container.resolve(Settings.self) // not registered: an error
                         } else {
-                            _ = resolveNow(container, Shared.self)
+                            _ = container.resolve(Shared.self)
                         }
                     }
                 }
@@ -90,11 +90,11 @@ private final class Shared: Sendable {}
         let bridge = MetricsBridge(container: container, factory: metrics)
         defer { bridge.cancel() }
         container.register(Made.self) { Made() }
-        for _ in 0..<3 { _ = resolveNow(container, Made.self) }
+        for _ in 0..<3 { _ = container.resolve(Made.self) }
         bridge.update()
         let resolutions = try metrics.expectCounter("weave_resolutions_total", [("dependency", "Made")])
         #expect(resolutions.totalValue == 3)
-        for _ in 0..<2 { _ = resolveNow(container, Made.self) }
+        for _ in 0..<2 { _ = container.resolve(Made.self) }
         bridge.update()
         #expect(resolutions.totalValue == 5)
         let timer = try metrics.expectTimer("weave_resolve_duration_seconds", [("dependency", "Made"), ("path", "factory")])

@@ -4,7 +4,19 @@ extension Container {
     /// Keys whose async factories are running in the current task, outermost first.
     @TaskLocal static var asyncStack: [RegistrationKey] = []
 
-    func resolveAsync<T>(_ type: T.Type, name: String? = nil) async throws(ResolutionError) -> T {
+    /// The service registered for `type`, awaiting its factory if it is async (a sync factory runs as
+    /// `resolve` would run it). Upstream WeaveDI's name; `resolve` stays synchronous everywhere, so
+    /// `container.resolve(T.self) == nil` means the same in async code as in sync code.
+    public func resolveAsync<T>(_ type: T.Type = T.self) async throws(ResolutionError) -> T {
+        try await resolveAwaiting(type, name: nil)
+    }
+
+    /// The service registered for `type` under `name`, awaiting an async factory.
+    public func resolveAsync<T>(_ name: String, _ type: T.Type = T.self) async throws(ResolutionError) -> T {
+        try await resolveAwaiting(type, name: name)
+    }
+
+    func resolveAwaiting<T>(_ type: T.Type, name: String?) async throws(ResolutionError) -> T {
         let (owner, found) = try find(type, name: name)
         switch found {
         case .instance(let instance, _):

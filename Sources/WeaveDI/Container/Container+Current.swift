@@ -78,15 +78,49 @@ extension Container {
     @usableFromInline
     static func currentOverride() -> Container? { override }
 
-    /// Configures a new container with `configure` and then makes it `live`, so no resolve sees it
-    /// half-built. It keeps the instrumentation settings of the container it replaces.
-    public static func bootstrap(_ configure: @Sendable (Container) async throws -> Void) async rethrows {
-        let container = Container(settings: live.instrumentationSettings)
-        try await configure(container)
-        live = container
-        DILog.log(.registration, .info, "Bootstrapped the live container",
-                  metadata: ["registrations": "\(container.registrations.count)"])
+    /// Adds the registrations `configure` makes to the current container (`live`, unless a test
+    /// overrides it with `withContainer`), all at once when it returns:
+    /// a resolve never sees some of them without the others, and registrations accumulate across
+    /// bootstraps (a user module, an order module and feature modules may each bootstrap their own).
+    /// A registration that replaces one already there is logged as a warning, never lost silently,
+    /// and returned. Inside `configure`, resolves do not see its own registrations yet; if it
+    /// throws, none is added.
+    @discardableResult
+    public static func bootstrap(_ configure: @Sendable (Container) async throws -> Void) async rethrows -> [RegistrationKey] {
+        let container = current
+        let staging = Staging(container: container)
+        try await $staging.withValue(staging) { try await configure(container) }
+        return staging.commit()
     }
+
+    /// The registrations a `bootstrap` of `container` has made so far, added by `commit()`.
+    final class Staging: Sendable {
+        let container: Container
+        let inserts = Locked<[(key: RegistrationKey, insert: () -> AnyRegistration?)]>([])
+
+        init(container: Container) {
+            self.container = container
+        }
+
+        /// Adds every staged registration under one hold of the write lock, then logs (and returns)
+        /// the keys whose earlier registration it replaced.
+        @discardableResult
+        func commit() -> [RegistrationKey] {
+            let staged = inserts.withLock { staged in defer { staged = [] }; return staged }
+            let replaced = container.lock.withWriteLock { staged.map { ($0.key, $0.insert()) } }
+            for case (let key, let previous?) in replaced {
+                DILog.log(.warnings, .warning,
+                          "Bootstrap replaced the registration of \(key) (was \(previous.scope)); the earlier one is gone",
+                          metadata: ["service": "\(key)"])
+            }
+            DILog.log(.registration, .info, "Bootstrapped the live container",
+                      metadata: ["registrations": "\(staged.count)", "replaced": "\(replaced.filter { $0.1 != nil }.count)"])
+            return replaced.compactMap { $0.1 == nil ? nil : $0.0 }
+        }
+    }
+
+    /// The bootstrap in progress in this task, if any: `register` on its container stages instead of adding.
+    @TaskLocal static var staging: Staging?
 }
 
 /// Runs `operation` with `container` as `Container.current` for this task and the tasks it creates;

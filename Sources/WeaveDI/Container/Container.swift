@@ -93,24 +93,27 @@ public final class Container: @unchecked Sendable {
               maker: Maker<T>.argument(ArgumentFactory(factory), argumentType: String(describing: Arg.self)))
     }
 
-    /// Registers an async factory; resolve it with `try await resolve(_:)`. Shared scopes still run it once.
+    /// Registers an async factory; resolve it with `try await resolveAsync(_:)`. Shared scopes still run it once.
     public func register<T>(_ type: T.Type = T.self, scope: Scope = .transient, factory: @escaping @Sendable () async throws -> T) {
         store(RegistrationKey(type, name: nil), scope: scope, maker: .async(factory))
     }
 
+    /// `register(_:scope:factory:)` for an async factory, under upstream WeaveDI's name.
+    public func registerAsync<T>(_ type: T.Type = T.self, scope: Scope = .transient,
+                                 factory: @escaping @Sendable () async throws -> T) {
+        register(type, scope: scope, factory: factory)
+    }
+
     private func store<T>(_ key: RegistrationKey, scope: Scope, maker: Maker<T>, instance: T? = nil) {
+        if key.name == nil { ContainerValues.noteRegistration(of: T.self) }
         // `.cached` instances are only worth keeping if memory pressure can drop them.
         if scope == .cached { MemoryPressureMonitor.shared.start() }
-        let replaced: AnyRegistration? = lock.withWriteLock { () -> AnyRegistration? in
-            let index: Int
-            if let existing = table.lookup(key) {
-                index = existing.index
-            } else {
-                index = nextIndex
-                nextIndex += 1
-            }
-            return table.insert(Registration(key: key, scope: scope, index: index, maker: maker, instance: instance))
+        let insert = { [self] () -> AnyRegistration? in insertHoldingLock(key, scope: scope, maker: maker, instance: instance) }
+        if let staging = Container.staging, staging.container === self {
+            staging.inserts.withLock { $0.append((key, insert)) }
+            return
         }
+        let replaced = lock.withWriteLock(insert)
         if let replaced {
             DILog.log(.registration, .debug, "Replaced the registration of \(key) (was \(replaced.scope), now \(scope))",
                       metadata: ["service": "\(key)"])
@@ -118,6 +121,18 @@ public final class Container: @unchecked Sendable {
             DILog.log(.registration, .debug, "Registered \(key) as \(scope)", metadata: ["service": "\(key)"])
         }
         // `replaced` (and the instance it may hold) is released here, outside the lock.
+    }
+
+    /// Adds the registration to the table (call holding the write lock); returns the one it replaced.
+    private func insertHoldingLock<T>(_ key: RegistrationKey, scope: Scope, maker: Maker<T>, instance: T?) -> AnyRegistration? {
+        let index: Int
+        if let existing = table.lookup(key) {
+            index = existing.index
+        } else {
+            index = nextIndex
+            nextIndex += 1
+        }
+        return table.insert(Registration(key: key, scope: scope, index: index, maker: maker, instance: instance))
     }
 
     // MARK: Resolution
@@ -183,14 +198,6 @@ public final class Container: @unchecked Sendable {
             report(error)
             return nil
         }
-    }
-
-    /// The service registered for `type`, running an async factory if that is what it has.
-    ///
-    /// Inside async functions Swift prefers this overload, so `container.resolve(T.self)` there is
-    /// `try await` and throws; write `try? await` for the optional behaviour.
-    public func resolve<T>(_ type: T.Type = T.self) async throws(ResolutionError) -> T {
-        try await resolveAsync(type)
     }
 
     /// Every synchronous resolve by key. Inlined into the caller and specialized: one shard lock,
@@ -314,6 +321,15 @@ public final class Container: @unchecked Sendable {
     @discardableResult
     public func evictCached() -> Int {
         evictionTarget.evictCached()
+    }
+
+    /// Removes the registration of `type` (under `name`) and the instance it holds; returns whether
+    /// there was one. The parent is untouched.
+    @discardableResult
+    public func release<T>(_ type: T.Type, name: String? = nil) -> Bool {
+        let removed = lock.withWriteLock { table.remove(RegistrationKey(type, name: name)) }
+        if removed != nil { DILog.log(.registration, .debug, "Released \(RegistrationKey(type, name: name))") }
+        return removed != nil // the registration (and its instance) is released here, outside the lock
     }
 
     /// Removes every registration and the instances they hold (the parent is untouched).

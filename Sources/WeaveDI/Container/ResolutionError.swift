@@ -67,7 +67,7 @@ public enum RegistrationUsageError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .asyncFactoryNeedsAwait(let type):
-            return "\(type) has an async factory; resolve it with `try await container.resolve(\(type).self)`."
+            return "\(type) has an async factory; resolve it with `try await container.resolveAsync(\(type).self)`."
         case .weakScopeNeedsClass(let type):
             return "\(type) is registered with scope .weak but its factory made a value type; use .transient or .singleton."
         }

@@ -2,13 +2,29 @@
 /// is not registered. Register `T` as `.transient` for a new instance each time.
 ///
 ///     @Factory var request: RequestBuilder
+///     @Factory(\.requestBuilder) var request: RequestBuilder   // through a `Container` key path
 @propertyWrapper
 public struct Factory<T>: Sendable {
+    @usableFromInline let keyPath: (KeyPath<Container, T?> & Sendable)?
+
     @inlinable
-    public init() {}
+    public init() {
+        keyPath = nil
+    }
+
+    /// Reads `keyPath` of the current container on every access (`extension WeaveDI.Container {
+    /// var requestBuilder: RequestBuilder? { resolve(RequestBuilder.self) } }`).
+    @inlinable
+    public init(_ keyPath: KeyPath<Container, T?> & Sendable) {
+        self.keyPath = keyPath
+    }
 
     @inlinable
     public var wrappedValue: T {
-        Container.withCurrent { $0.requireResolve(T.self) }
+        guard let keyPath else { return Container.withCurrent { $0.requireResolve(T.self) } }
+        guard let value = Container.withCurrent({ $0[keyPath: keyPath] }) else {
+            return Container.withCurrent { $0.requireResolve(T.self) } // traps, naming T and near names
+        }
+        return value
     }
 }

@@ -1,8 +1,10 @@
 /// Resolves lazily on first access: by type from the current container, or through `InjectedValues`.
 ///
-///     @Injected var logger: Logger?                 // like @Inject
+///     @Injected var logger: Logger?                 // like @Inject: nil when not registered
+///     @Injected var store: Store                    // required: traps, naming Store, when not registered
 ///     @Injected(ConsoleLogger.self) var console     // by concrete type: ConsoleLogger?
-///     @Injected(\.clock) var clock                  // through an InjectedKey
+///     @Injected(\.clock) var clock                  // through an InjectedKey's key path
+///     @Injected(ClockKey.self) var clock            // through the InjectedKey itself
 @propertyWrapper
 public struct Injected<Value>: Sendable {
     /// Set for `init(_:)` with a key path; otherwise `fromContainer` resolves.
@@ -16,6 +18,24 @@ public struct Injected<Value>: Sendable {
         keyPath = nil
         fromContainer = { Value.resolved(from: $0) }
         storage = LazyValue() // here, not as the property's initial value: an inlinable init is specialized
+    }
+
+    /// Resolves the property's type from the current container; traps with `requireResolve`'s
+    /// diagnostic (the type and near registered names) when it is not registered.
+    @inlinable
+    public init() {
+        keyPath = nil
+        fromContainer = { $0.requireResolve(Value.self) }
+        storage = LazyValue()
+    }
+
+    /// Reads `key`'s value from the task's `InjectedValues` (an override, the container's
+    /// registration of its value type, or its default), as `init(_:)` with a key path does.
+    @inlinable
+    public init<K: InjectedKey>(_ key: K.Type) where K.Value == Value {
+        keyPath = nil
+        fromContainer = { _ in InjectedValues.current[K.self] }
+        storage = LazyValue()
     }
 
     /// Resolves the concrete type `type`; the property is `T?`.

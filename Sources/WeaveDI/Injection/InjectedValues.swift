@@ -15,7 +15,9 @@ public struct InjectedValues: Sendable {
 
     public init() {}
 
-    /// The value for `key`: an override set in this task, else the key's default for the execution context.
+    /// The value for `key`: an override set in this task, else the current container's registration
+    /// of the key's value type (unnamed, here or in an ancestor), else the key's default for the
+    /// execution context (`liveValue`, or `testValue` under tests).
     public subscript<K: InjectedKey>(key: K.Type) -> K.Value {
         get {
             let id = ObjectIdentifier(key)
@@ -23,6 +25,7 @@ public struct InjectedValues: Sendable {
                 // Safe: the box under `K`'s identity was made by this subscript's setter for `K`.
                 return unsafeDowncast(entry.box, to: InjectedBox<K.Value>.self).value
             }
+            if let registered = ContainerValues.value(K.Value.self) { return registered }
             return InjectedDefaults.value(for: key)
         }
         set {

@@ -136,7 +136,7 @@ final class Registration<Value>: AnyRegistration, @unchecked Sendable {
 
     override func sharedInstanceMakingAsync(in container: Container) async -> Any? {
         guard case .async = maker, scope == .singleton || scope == .cached else { return sharedInstance(in: container) }
-        return try? await container.resolveAsync(Value.self, name: key.name)
+        return try? await container.resolveAwaiting(Value.self, name: key.name)
     }
 
     override func takeInstance() -> Any? {

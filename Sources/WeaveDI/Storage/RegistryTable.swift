@@ -51,6 +51,17 @@ final class RegistryTable: @unchecked Sendable {
     func removeAll() -> [AnyRegistration] {
         unnamed.pointee.removeAll() + named.pointee.removeAll()
     }
+
+    /// Removes the registration of `key`, returning it (for the caller to drop outside the lock).
+    func remove(_ key: RegistrationKey) -> AnyRegistration? {
+        let table = key.name == nil ? unnamed : named
+        // Rare: the rest are put back rather than shifted, which keeps every probe sequence intact.
+        var removed: AnyRegistration?
+        for registration in table.pointee.removeAll() {
+            if registration.key == key { removed = registration } else { _ = table.pointee.insert(registration) }
+        }
+        return removed
+    }
 }
 
 /// An open-addressed table of retained registrations filed under their `keyHash`, linear probing.

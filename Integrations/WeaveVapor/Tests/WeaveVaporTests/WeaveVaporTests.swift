@@ -20,7 +20,7 @@ private final class Orders: Sendable {}
         let container = Container()
         container.register(Orders.self) { Orders() }
         container.register("queue", (any HealthCheckable).self, scope: .singleton) { Failing() }
-        _ = try? await container.resolve(Orders.self)
+        _ = container.resolve(Orders.self)
         let endpoint = AppEndpoint(container: container, identity: ServiceIdentity(serviceID: "orders", description: "", version: "3.1.0"),
                                    configuration: .init(socket: .none))
         _ = await endpoint.monitor.checkAll()
