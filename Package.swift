@@ -94,6 +94,8 @@ let package = Package(
             "WeaveDI",
             .product(name: "MetricsTestKit", package: "swift-metrics"),
         ]),
+        // Upstream WeaveDI's documented patterns in the Swift 5 language mode its documentation uses.
+        .testTarget(name: "WeaveDISwift5Tests", dependencies: ["WeaveDI"], swiftSettings: [.swiftLanguageMode(.v5)]),
     ],
     swiftLanguageModes: [.v6]
 )
