@@ -205,9 +205,9 @@ public final class Container: @unchecked Sendable {
     /// registration). Shared instances not made yet, parents, errors and resolves inside a factory
     /// (which record a dependency edge) take `resolveValue`.
     @inlinable @inline(__always)
-    func resolveFast<T>(_ type: T.Type, name: String?) throws(ResolutionError) -> T {
+    func resolveFast<T>(_ type: T.Type, name: String?, quietMiss: Bool = false) throws(ResolutionError) -> T {
         let thread = ThreadFrame.current
-        if isInstrumented && thread.pointee.sampleHit() { return try resolveSampled(type, name: name) }
+        if isInstrumented && thread.pointee.sampleHit() { return try resolveSampled(type, name: name, quietMiss: quietMiss) }
         let id = ObjectIdentifier(type)
         let hash = KeyHash.of(id, name: name)
         let found = lock.withReadLock(shard: thread.pointee.shard) { shard -> FastLookup<T> in
@@ -237,7 +237,7 @@ public final class Container: @unchecked Sendable {
                 return factory()
             }
         case .miss:
-            return try resolveValue(type, name: name, counted: false)
+            return try resolveValue(type, name: name, counted: false, quietMiss: quietMiss)
         case .instance, .other:
             return try resolveValue(type, name: name, counted: true)
         }
@@ -261,14 +261,14 @@ public final class Container: @unchecked Sendable {
 
     /// A resolve with its duration measured, for the sampled cached-hit histogram.
     @usableFromInline @inline(never)
-    func resolveSampled<T>(_ type: T.Type, name: String?) throws(ResolutionError) -> T {
+    func resolveSampled<T>(_ type: T.Type, name: String?, quietMiss: Bool) throws(ResolutionError) -> T {
         let start = clock.now()
         let found = lookup(type, name: name)
         if case .instance(let instance, let registration) = found, !ThreadFrame.current.pointee.insideFactory {
             recordTiming(index: registration.index, start: start, histogram: StatsField.hitLatency, service: registration.key.description)
             return instance
         }
-        if case .missing = found { return try resolveValue(type, name: name, counted: false) }
+        if case .missing = found { return try resolveValue(type, name: name, counted: false, quietMiss: quietMiss) }
         return try resolveValue(type, name: name, counted: true)
     }
 
@@ -368,7 +368,8 @@ public final class Container: @unchecked Sendable {
 
     /// The registration for `type` here or in an ancestor, with the container that holds it.
     /// `counted`: the caller already counted this container's hit (the inlined fast path did).
-    func find<T>(_ type: T.Type, name: String?, counted: Bool = false) throws(ResolutionError) -> (Container, Lookup<T>) {
+    /// `quietMiss`: a key registered nowhere in the chain throws `Container.quietMiss`, uncounted.
+    func find<T>(_ type: T.Type, name: String?, counted: Bool = false, quietMiss: Bool = false) throws(ResolutionError) -> (Container, Lookup<T>) {
         var container = self
         var count = !counted
         while true {
@@ -376,6 +377,7 @@ public final class Container: @unchecked Sendable {
             count = true
             if case .missing = found {
                 guard let parent = container.parent else {
+                    if quietMiss { throw Container.quietMiss }
                     throw failed(notRegistered(RegistrationKey(type, name: name)), index: nil)
                 }
                 container = parent
@@ -387,8 +389,8 @@ public final class Container: @unchecked Sendable {
 
     /// The rest of a resolve by key: factories, parents, errors, dependency edges.
     @usableFromInline @inline(never)
-    func resolveValue<T>(_ type: T.Type, name: String?, counted: Bool = false) throws(ResolutionError) -> T {
-        let (owner, found) = try find(type, name: name, counted: counted)
+    func resolveValue<T>(_ type: T.Type, name: String?, counted: Bool = false, quietMiss: Bool = false) throws(ResolutionError) -> T {
+        let (owner, found) = try find(type, name: name, counted: counted, quietMiss: quietMiss)
         switch found {
         case .instance(let instance, let registration):
             if let dependent = ThreadFrame.current.pointee.innermost {

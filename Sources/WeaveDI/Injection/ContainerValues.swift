@@ -2,34 +2,52 @@
 /// name) in the current container reads that registration, so the hybrid pattern works, register
 /// in the container and read through `@Injected(\.key)`. Keys whose value type no container ever
 /// registered skip the container after one lock-free probe.
+@usableFromInline
 enum ContainerValues {
     /// Every type some container registered without a name (never removed: a probe that finds one
     /// then asks the current container, which knows whether it still has it).
-    private static let registeredTypes = InsertOnlyMap(capacity: 256)
+    @usableFromInline static let registeredTypes = InsertOnlyMap(capacity: 256)
+
     /// Notes that `type` was registered without a name in some container.
     static func noteRegistration(of type: Any.Type) {
-        _ = registeredTypes.findOrInsert(UInt(bitPattern: ObjectIdentifier(type))) { UnsafeRawPointer(bitPattern: 1)! } // only nonnull matters
+        // The value only has to be nonnull.
+        _ = registeredTypes.findOrInsert(UInt(bitPattern: ObjectIdentifier(type))) { UnsafeRawPointer(bitPattern: 1)! }
     }
 
     /// The current container's registration of `Value` (here or in an ancestor), resolved, or nil
     /// when it has none: a miss is not counted as a resolution error, as the key's default answers.
+    @inlinable
     static func value<Value>(_ type: Value.Type) -> Value? {
         guard isRegisteredSomewhere(type) else { return nil }
-        return Container.withCurrent { container in container.isRegistered(type) ? container.resolve(type) : nil }
+        return Container.withCurrent { container -> Value? in
+            do throws(ResolutionError) {
+                return try container.resolveFast(type, name: nil, quietMiss: true)
+            } catch {
+                if case .notRegistered(let name, _) = error, name.isEmpty { return nil } // `Container.quietMiss`
+                container.report(error)
+                return nil
+            }
+        }
     }
 
+    @inlinable
     static func isRegisteredSomewhere(_ type: Any.Type) -> Bool {
         registeredTypes.find(UInt(bitPattern: ObjectIdentifier(type))) != nil
     }
 }
 
 extension Container {
+    /// What a resolve with `quietMiss` throws for a key registered nowhere in the chain: not counted,
+    /// not logged, and no near names computed.
+    @usableFromInline static let quietMiss = ResolutionError.notRegistered(type: "", suggestions: [])
+
     /// Whether `type` (under `name`) is registered here or in an ancestor; counts nothing.
     public func isRegistered<T>(_ type: T.Type, name: String? = nil) -> Bool {
-        let key = RegistrationKey(type, name: name)
+        let id = ObjectIdentifier(type)
+        let hash = KeyHash.of(id, name: name)
         var container: Container? = self
         while let current = container {
-            if current.lock.withReadLock({ _ in current.table.lookup(key) != nil }) { return true }
+            if current.lock.withReadLock({ _ in current.table.slot(id, name: name, hash: hash) != nil }) { return true }
             container = current.parent
         }
         return false

@@ -1,5 +1,6 @@
 /// Each `InjectedKey`'s default (`liveValue` or `testValue`), computed once per process and read
 /// without a lock from an `InsertOnlyMap` of key identities to boxed values (never released).
+@usableFromInline
 enum InjectedDefaults {
     private static let values = InsertOnlyMap()
 
@@ -9,6 +10,7 @@ enum InjectedDefaults {
     }
 
     /// The default of `key` for the execution context, computed on first use.
+    @usableFromInline
     static func value<K: InjectedKey>(for key: K.Type) -> K.Value {
         let id = UInt(bitPattern: ObjectIdentifier(key))
         if let found = values.find(id) { return unbox(found) }

@@ -11,7 +11,7 @@ import Synchronization
 ///     }
 public struct InjectedValues: Sendable {
     /// The values set in this task, by key identity: few, so a linear scan beats hashing.
-    private var overrides: [(key: ObjectIdentifier, box: AnyObject & Sendable)] = []
+    @usableFromInline var overrides: [(key: ObjectIdentifier, box: AnyObject & Sendable)] = []
 
     public init() {}
 
@@ -19,7 +19,8 @@ public struct InjectedValues: Sendable {
     /// of the key's value type (unnamed, here or in an ancestor), else the key's default for the
     /// execution context (`liveValue`, or `testValue` under tests).
     public subscript<K: InjectedKey>(key: K.Type) -> K.Value {
-        get {
+        // Inlinable, so the container's resolve is specialized for the value type at the caller.
+        @inlinable get {
             let id = ObjectIdentifier(key)
             for entry in overrides where entry.key == id {
                 // Safe: the box under `K`'s identity was made by this subscript's setter for `K`.
@@ -52,10 +53,11 @@ public struct InjectedValues: Sendable {
 let injectedValuesSet = Atomic<Bool>(false)
 
 /// An `InjectedKey`'s value, boxed so a reader downcasts it instead of casting dynamically.
+@usableFromInline
 final class InjectedBox<Value>: @unchecked Sendable {
     // @unchecked: immutable; an `InjectedKey`'s value is Sendable.
-    let value: Value
-    init(_ value: Value) { self.value = value }
+    @usableFromInline let value: Value
+    @usableFromInline init(_ value: Value) { self.value = value }
 }
 
 /// Runs `operation` with the values `update` sets, for this task and the tasks it creates.

@@ -4,13 +4,15 @@ import Synchronization
 /// open-addressed table of atomics, published with atomics. Writers take a mutex; a full table is
 /// copied into one twice its size, and the old one stays allocated (readers may still be probing
 /// it), which bounds the waste to the final size. For process-wide registries of type identities.
+@usableFromInline
 final class InsertOnlyMap: Sendable {
     /// One table: `capacity` key words (0: empty) and as many value pointers.
+    @usableFromInline
     final class Table: @unchecked Sendable {
         // @unchecked: slots are atomics.
-        let capacity: Int
-        let keys: UnsafeMutablePointer<Atomic<UInt>>
-        let values: UnsafeMutablePointer<Atomic<UnsafeRawPointer?>>
+        @usableFromInline let capacity: Int
+        @usableFromInline let keys: UnsafeMutablePointer<Atomic<UInt>>
+        @usableFromInline let values: UnsafeMutablePointer<Atomic<UnsafeRawPointer?>>
 
         init(capacity: Int) {
             self.capacity = capacity
@@ -22,11 +24,13 @@ final class InsertOnlyMap: Sendable {
             }
         }
 
+        @inlinable
         func slot(_ key: UInt) -> Int {
             Int(truncatingIfNeeded: (UInt64(key) &* 0x9E37_79B9_7F4A_7C15) >> 32) & (capacity - 1)
         }
 
         /// The value stored for `key`, if any.
+        @inlinable
         func find(_ key: UInt) -> UnsafeRawPointer? {
             var index = slot(key)
             while true {
@@ -49,7 +53,7 @@ final class InsertOnlyMap: Sendable {
 
     /// The table readers probe: the address of a retained `Table` (an integer, as `Atomic` holds no
     /// pointers that are Sendable). Tables are never released.
-    private let current: Atomic<UInt>
+    @usableFromInline let current: Atomic<UInt>
     /// Serialises inserts; holds how many keys the table has.
     private let writer = Locked(0)
 
@@ -59,11 +63,13 @@ final class InsertOnlyMap: Sendable {
 
     /// The table to probe now, unretained and guaranteed: tables are never released, and reference
     /// counting a shared object on every read would make threads contend for its cache line.
-    private var table: Unmanaged<Table> {
+    @inlinable
+    var table: Unmanaged<Table> {
         Unmanaged<Table>.fromOpaque(UnsafeRawPointer(bitPattern: current.load(ordering: .acquiring))!)
     }
 
     /// The value stored for `key` (nonzero), if any; no lock.
+    @inlinable
     func find(_ key: UInt) -> UnsafeRawPointer? {
         table._withUnsafeGuaranteedRef { $0.find(key) }
     }
