@@ -32,7 +32,7 @@ public struct Injected<Value>: Sendable {
     /// Reads `key`'s value from the task's `InjectedValues` (an override, the container's
     /// registration of its value type, or its default), as `init(_:)` with a key path does.
     @inlinable
-    public init<K: InjectedKey>(_ key: K.Type) where K.Value == Value {
+    public init<K>(_ key: K.Type) where K: InjectedKey & SendableMetatype, K.Value == Value {
         keyPath = nil
         fromContainer = { _ in InjectedValues.current[K.self] }
         storage = LazyValue()

@@ -20,7 +20,7 @@ public struct ComponentMacro: MemberMacro {
         }
         let access = component.modifiers.contains { $0.name.tokenKind == .keyword(.public) } ? "public " : ""
         let registrations = order.map { provider in
-            "    container.register(\(provider.type).self, scope: \(provider.scope)) { \(provider.factory) }"
+            "    container.register((\(provider.type)).self, scope: \(provider.scope)) { \(provider.factory) }"
         }
         return ["""
             /// Registers every `@Provide` of this component in `container` (the current one unless
@@ -110,7 +110,7 @@ struct Provider {
     var factory: String {
         guard isFunction else { return "Self().\(name)" }
         let arguments = dependencies.map { dependency in
-            (dependency.label.map { "\($0): " } ?? "") + "container.requireResolve(\(dependency.type).self)"
+            (dependency.label.map { "\($0): " } ?? "") + "container.requireResolve((\(dependency.type)).self)"
         }
         return "[unowned container] in Self().\(name)(\(arguments.joined(separator: ", ")))"
     }

@@ -29,10 +29,18 @@ final class ComponentMacroExpansionTests: XCTestCase {
                 /// Registers every `@Provide` of this component in `container` (the current one unless
                 /// given), dependencies first, each with its declared scope.
                 static func registerAll(into container: WeaveDI.Container = .current) {
-                    container.register(Database.self, scope: .singleton) { Self().database }
-                    container.register(Repository.self, scope: .singleton) { [unowned container] in Self().repository(container.requireResolve(Database.self)) }
-                    container.register(any Clock.self, scope: .cached) { Self().clock }
-                    container.register(Service.self, scope: .transient) { [unowned container] in Self().service(repository: container.requireResolve(Repository.self), clock: container.requireResolve(any Clock.self)) }
+                    container.register((Database).self, scope: .singleton) {
+                        Self().database
+                    }
+                    container.register((Repository).self, scope: .singleton) { [unowned container] in
+                        Self().repository(container.requireResolve((Database).self))
+                    }
+                    container.register((any Clock).self, scope: .cached) {
+                        Self().clock
+                    }
+                    container.register((Service).self, scope: .transient) { [unowned container] in
+                        Self().service(repository: container.requireResolve((Repository).self), clock: container.requireResolve((any Clock).self))
+                    }
                 }
             }
             """,
@@ -104,8 +112,8 @@ final class ComponentMacroExpansionTests: XCTestCase {
             """,
             diagnostics: [
                 DiagnosticSpec(message: "@Component applies to a struct", line: 1, column: 1),
-                DiagnosticSpec(message: "Database is provided twice in Twice; keep one @Provide for it", line: 6, column: 5),
                 DiagnosticSpec(message: "a @Provide var needs a type annotation: the type it provides", line: 7, column: 5),
+                DiagnosticSpec(message: "Database is provided twice in Twice; keep one @Provide for it", line: 6, column: 5),
             ],
             macros: macros)
     }
