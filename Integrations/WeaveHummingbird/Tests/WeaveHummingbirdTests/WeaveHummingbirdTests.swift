@@ -38,7 +38,7 @@ private final class Orders: Sendable {}
             try await client.execute(uri: "/metrics", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "text/plain; version=0.0.4; charset=utf-8")
-                #expect(String(buffer: response.body).contains("weave_resolutions_total{service=\"Orders\"} 1"))
+                #expect(String(buffer: response.body).contains("weave_resolutions_total{dependency=\"Orders\"} 1"))
             }
             try await client.execute(uri: "/metrics", method: .get, headers: [.accept: "application/openmetrics-text; version=1.0.0"]) { response in
                 #expect(String(buffer: response.body).hasSuffix("# EOF\n"))

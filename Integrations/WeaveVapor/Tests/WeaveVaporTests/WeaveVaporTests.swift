@@ -35,7 +35,7 @@ private final class Orders: Sendable {}
             try await tester.test(.GET, "metrics") { response in
                 #expect(response.status == .ok)
                 #expect(response.headers.first(name: .contentType) == "text/plain; version=0.0.4; charset=utf-8")
-                #expect(response.body.string.contains("weave_resolutions_total{service=\"Orders\"} 1"))
+                #expect(response.body.string.contains("weave_resolutions_total{dependency=\"Orders\"} 1"))
             }
             try await tester.test(.GET, "metrics", headers: ["Accept": "application/openmetrics-text; version=1.0.0"]) { response in
                 #expect(response.body.string.hasSuffix("# EOF\n"))
