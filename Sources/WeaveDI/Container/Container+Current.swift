@@ -113,7 +113,7 @@ extension Container {
                           "Bootstrap replaced the registration of \(key) (was \(previous.scope)); the earlier one is gone",
                           metadata: ["service": "\(key)"])
             }
-            DILog.log(.registration, .info, "Bootstrapped the live container",
+            DILog.log(.registration, .info, "Added \(staged.count) registrations at once",
                       metadata: ["registrations": "\(staged.count)", "replaced": "\(replaced.filter { $0.1 != nil }.count)"])
             return replaced.compactMap { $0.1 == nil ? nil : $0.0 }
         }
