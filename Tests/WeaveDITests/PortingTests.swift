@@ -180,7 +180,11 @@ struct KeyPathHolder {
             #expect(MailerHolder().mailer !== MailerHolder().mailer) // @Factory: a new one each time
             UnifiedDI.registerIf(Settings.self, condition: false, factory: { Settings(name: "yes") }, fallback: { Settings(name: "no") })
             #expect(container.resolve(Settings.self)?.name == "no")
+            // Quiet: the miss is neither counted nor logged; with logOnMiss it is both, as resolve does.
+            #expect(UnifiedDI.resolve(Counter.self, logOnMiss: false) == nil)
+            #expect(container.statistics()["Counter"] == nil)
             #expect(UnifiedDI.resolve(Counter.self, logOnMiss: true) == nil)
+            #expect(container.statistics()["Counter"]?.errors[.notRegistered] == 1)
             UnifiedDI.registerAsync(Repository.self, scope: .singleton) {
                 await Task.yield()
                 return Repository(settings: Settings(name: "async"))

@@ -161,6 +161,23 @@ public final class Container: @unchecked Sendable {
         do { return try resolveFast(type, name: nil) } catch { Self.requireFailed(error) }
     }
 
+    /// The service registered for `type`, or `nil`; unlike `resolve`, a key registered nowhere in
+    /// the chain is neither counted nor logged (other errors are reported as `resolve` reports them).
+    @inlinable
+    func resolveQuietly<T>(_ type: T.Type) -> T? {
+        do throws(ResolutionError) {
+            return try resolveFast(type, name: nil, quietMiss: true)
+        } catch {
+            if case .notRegistered(let name, _) = error, name.isEmpty { return nil } // `Container.quietMiss`
+            report(error)
+            return nil
+        }
+    }
+
+    /// What a resolve with `quietMiss` throws for a key registered nowhere in the chain: not counted,
+    /// not logged, and no near names computed.
+    @usableFromInline static let quietMiss = ResolutionError.notRegistered(type: "", suggestions: [])
+
     /// The service registered for `type`, or a `ResolutionError` saying why not.
     @inlinable
     public func resolveThrows<T>(_ type: T.Type = T.self) throws(ResolutionError) -> T {
@@ -327,8 +344,9 @@ public final class Container: @unchecked Sendable {
     /// there was one. The parent is untouched.
     @discardableResult
     public func release<T>(_ type: T.Type, name: String? = nil) -> Bool {
-        let removed = lock.withWriteLock { table.remove(RegistrationKey(type, name: name)) }
-        if removed != nil { DILog.log(.registration, .debug, "Released \(RegistrationKey(type, name: name))") }
+        let key = RegistrationKey(type, name: name)
+        let removed = lock.withWriteLock { table.remove(key) }
+        if removed != nil { DILog.log(.registration, .debug, "Released \(key)") }
         return removed != nil // the registration (and its instance) is released here, outside the lock
     }
 

@@ -45,16 +45,11 @@ extension UnifiedDI {
         Container.current.register(type, scope: scope, factory: condition ? factory : fallback)
     }
 
-    /// The service registered for `type`, or `nil`; with `logOnMiss`, a miss is logged as a warning
-    /// (label `weave.di`) naming the type and near registered names.
+    /// The service registered for `type`, or `nil`. With `logOnMiss` a miss is counted and logged
+    /// as a warning naming near registered names (label `weave.di`), as `resolve` does; without, it
+    /// is neither.
     public static func resolve<T>(_ type: T.Type = T.self, logOnMiss: Bool) -> T? {
-        let container = Container.current
-        if let resolved = container.resolve(type) { return resolved }
-        if logOnMiss {
-            DILog.log(.registration, .warning, "\\(container.notRegistered(RegistrationKey(type, name: nil)))",
-                      metadata: ["service": "\\(RegistrationKey(type, name: nil))"])
-        }
-        return nil
+        logOnMiss ? resolve(type) : Container.withCurrent { $0.resolveQuietly(type) }
     }
 
     /// Registers an async factory in the current container.

@@ -19,37 +19,11 @@ enum ContainerValues {
     @inlinable
     static func value<Value>(_ type: Value.Type) -> Value? {
         guard isRegisteredSomewhere(type) else { return nil }
-        return Container.withCurrent { container -> Value? in
-            do throws(ResolutionError) {
-                return try container.resolveFast(type, name: nil, quietMiss: true)
-            } catch {
-                if case .notRegistered(let name, _) = error, name.isEmpty { return nil } // `Container.quietMiss`
-                container.report(error)
-                return nil
-            }
-        }
+        return Container.withCurrent { $0.resolveQuietly(type) }
     }
 
     @inlinable
     static func isRegisteredSomewhere(_ type: Any.Type) -> Bool {
         registeredTypes.find(UInt(bitPattern: ObjectIdentifier(type))) != nil
-    }
-}
-
-extension Container {
-    /// What a resolve with `quietMiss` throws for a key registered nowhere in the chain: not counted,
-    /// not logged, and no near names computed.
-    @usableFromInline static let quietMiss = ResolutionError.notRegistered(type: "", suggestions: [])
-
-    /// Whether `type` (under `name`) is registered here or in an ancestor; counts nothing.
-    public func isRegistered<T>(_ type: T.Type, name: String? = nil) -> Bool {
-        let id = ObjectIdentifier(type)
-        let hash = KeyHash.of(id, name: name)
-        var container: Container? = self
-        while let current = container {
-            if current.lock.withReadLock({ _ in current.table.slot(id, name: name, hash: hash) != nil }) { return true }
-            container = current.parent
-        }
-        return false
     }
 }
