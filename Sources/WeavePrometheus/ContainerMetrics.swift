@@ -69,13 +69,10 @@ public struct ContainerMetrics: MetricCollector {
     }
 
     private static func series(_ histogram: LatencyHistogram, service: String, path: String, buckets: Bool) -> MetricFamily.HistogramSeries {
-        let labels = [("dependency", service), ("path", path)]
-        guard buckets else {
-            return MetricFamily.HistogramSeries(labels: labels, bucketLabels: ["+Inf"], bucketCounts: [histogram.count],
-                                                sum: histogram.sumSeconds)
-        }
-        return MetricFamily.HistogramSeries(labels: labels, bucketLabels: boundLabels, bucketCounts: histogram.bucketCounts,
-                                            sum: histogram.sumSeconds)
+        // Without buckets, the `+Inf` bucket alone: it holds every observation.
+        let (bounds, counts) = buckets ? (boundLabels, histogram.bucketCounts) : (["+Inf"], [histogram.count])
+        return MetricFamily.HistogramSeries(labels: [("dependency", service), ("path", path)], bucketLabels: bounds,
+                                            bucketCounts: counts, sum: histogram.sumSeconds)
     }
 
     /// The dependencies that keep their buckets; nil for all of them.
