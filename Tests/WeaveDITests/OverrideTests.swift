@@ -10,7 +10,25 @@ private enum PortKey: InjectedKey {
     static var liveValue: Int { 9000 }
 }
 
+/// A key only `ExternalGreetings` answers for.
+private enum ExternalGreetingKey: InjectedKey {
+    static var liveValue: String { "live" }
+}
+
+/// Another dependency system's values, as a bridge installs them: one value, set in a task-local.
+private struct ExternalGreetings: ExternalInjectedValues {
+    @TaskLocal static var greeting: String?
+
+    func value<K: InjectedKey>(for key: K.Type) -> K.Value? {
+        key == ExternalGreetingKey.self ? Self.greeting as? K.Value : nil
+    }
+}
+
 extension InjectedValues {
+    fileprivate var externalGreeting: String {
+        get { self[ExternalGreetingKey.self] }
+        set { self[ExternalGreetingKey.self] = newValue }
+    }
     fileprivate var greeting: String {
         get { self[GreetingKey.self] }
         set { self[GreetingKey.self] = newValue }
@@ -59,5 +77,23 @@ extension InjectedValues {
             #expect(inner == "mocked")
         }
         #expect(InjectedValues.current.greeting == "test")
+    }
+
+    @Test func externalValuesComeAfterTheTasksOwnAndBeforeContainers() {
+        InjectedValues.installExternalValues(ExternalGreetings())
+        let container = Container()
+        container.register(String.self) { "registered" }
+        withContainer(container) {
+            #expect(InjectedValues.current.externalGreeting == "registered")
+            ExternalGreetings.$greeting.withValue("external") {
+                #expect(InjectedValues.current.externalGreeting == "external")
+                withInjectedValues({ $0.externalGreeting = "own" }) {
+                    #expect(InjectedValues.current.externalGreeting == "own")
+                }
+                // A bridge holding the other system's value asks with it instead.
+                #expect(InjectedValues.current.value(for: ExternalGreetingKey.self) { "held" } == "held")
+            }
+        }
+        #expect(container.statistics()["String"]?.resolutions == 1)
     }
 }

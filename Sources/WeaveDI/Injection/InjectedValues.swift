@@ -15,20 +15,14 @@ public struct InjectedValues: Sendable {
 
     public init() {}
 
-    /// The value for `key`: an override set in this task, else the current container's registration
-    /// of the key's value type (unnamed, here or in an ancestor), else the key's default for the
-    /// execution context (`liveValue`, or `testValue` under tests).
+    /// The value for `key`: an override set in this task, else one that another dependency system
+    /// sets (`ExternalInjectedValues`, such as swift-dependencies' `withDependencies` through the
+    /// WeaveDependencies bridge), else the current container's registration of the key's value type
+    /// (unnamed, here or in an ancestor), else the key's default for the execution context
+    /// (`liveValue`, or `testValue` under tests).
     public subscript<K: InjectedKey>(key: K.Type) -> K.Value {
         // Inlinable, so the container's resolve is specialized for the value type at the caller.
-        @inlinable get {
-            let id = ObjectIdentifier(key)
-            for entry in overrides where entry.key == id {
-                // Safe: the box under `K`'s identity was made by this subscript's setter for `K`.
-                return unsafeDowncast(entry.box, to: InjectedBox<K.Value>.self).value
-            }
-            if let registered = ContainerValues.value(K.Value.self) { return registered }
-            return InjectedDefaults.value(for: key)
-        }
+        @inlinable get { value(for: key) { ExternalValuesBox.value(for: key) } }
         set {
             let id = ObjectIdentifier(key)
             let box = InjectedBox(newValue)
@@ -38,6 +32,20 @@ public struct InjectedValues: Sendable {
                 overrides.append((id, box))
             }
         }
+    }
+
+    /// The value for `key` as the subscript reads it, with `external` asked in place of the installed
+    /// `ExternalInjectedValues`: for a bridge that reads the other system's values it already holds.
+    @inlinable
+    public func value<K: InjectedKey>(for key: K.Type, external: () -> K.Value?) -> K.Value {
+        let id = ObjectIdentifier(key)
+        for entry in overrides where entry.key == id {
+            // Safe: the box under `K`'s identity was made by the subscript's setter for `K`.
+            return unsafeDowncast(entry.box, to: InjectedBox<K.Value>.self).value
+        }
+        if let set = external() { return set }
+        if let registered = ContainerValues.value(K.Value.self) { return registered }
+        return InjectedDefaults.value(for: key)
     }
 
     /// The values in effect for the current task. Until some task sets values
