@@ -12,6 +12,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/Swinject/Swinject.git", exact: "2.10.0"),
         .package(url: "https://github.com/pointfreeco/swift-dependencies.git", exact: "1.17.1"),
+        .package(name: "WeaveDependencies", path: "../Integrations/WeaveDependencies"),
         // No default traits: they would add swift-configuration and all of Foundation.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1", traits: []),
     ],
@@ -27,6 +28,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "Dependencies", package: "swift-dependencies"),
+                .product(name: "WeaveDependencies", package: "WeaveDependencies"),
             ]
         ),
         // The scrape target every HTTP benchmark serves: 1,000 resolved services, as many checks.

@@ -24,10 +24,21 @@ private enum BenchServiceKey: InjectedKey {
     static let liveValue = Service()
 }
 
+/// A value type no container registers: a read falls through to the key's default.
+final class Unregistered: Sendable {}
+
+private enum UnregisteredKey: InjectedKey {
+    static let liveValue = Unregistered()
+}
+
 extension InjectedValues {
     var benchService: Service {
         get { self[BenchServiceKey.self] }
         set { self[BenchServiceKey.self] = newValue }
+    }
+    var unregistered: Unregistered {
+        get { self[UnregisteredKey.self] }
+        set { self[UnregisteredKey.self] = newValue }
     }
 }
 
@@ -94,18 +105,29 @@ let singletonPathCases = [
     BenchmarkCase(name: "UnifiedDI.resolve(\"BasicOrderService\", Service.self)") { n in
         for _ in 0..<n { blackHole(UnifiedDI.resolve(orderServiceName, Service.self)) }
     },
+    BenchmarkCase(name: "InjectedValues.current.benchService") { n in
+        for _ in 0..<n { blackHole(InjectedValues.current.benchService) }
+    },
+    BenchmarkCase(name: "InjectedValues.current.unregistered (no container registers its type)") { n in
+        for _ in 0..<n { blackHole(InjectedValues.current.unregistered) }
+    },
+    // The rows below change the process for good: once a task has set `InjectedValues` or
+    // overridden the container, every read checks the task locals (tests do; servers rarely).
+    BenchmarkCase(name: "InjectedValues.current.benchService, overridden in the task") { n in
+        withInjectedValues({ $0.benchService = overriddenService }) {
+            for _ in 0..<n { blackHole(InjectedValues.current.benchService) }
+        }
+    },
     BenchmarkCase(name: "Container.current.resolve inside withContainer") { n in
         withContainer(pathContainer) {
             for _ in 0..<n { blackHole(Container.current.resolve(Service.self)) }
         }
     },
-    BenchmarkCase(name: "InjectedValues.current.benchService") { n in
-        for _ in 0..<n { blackHole(InjectedValues.current.benchService) }
+    BenchmarkCase(name: "UnifiedDI.resolve(Service.self), once some task has used withContainer") { n in
+        for _ in 0..<n { blackHole(UnifiedDI.resolve(Service.self)) }
     },
-    BenchmarkCase(name: "InjectedValues.current.benchService, overridden in the task") { n in
-        withInjectedValues({ $0.benchService = overriddenService }) {
-            for _ in 0..<n { blackHole(InjectedValues.current.benchService) }
-        }
+    BenchmarkCase(name: "InjectedValues.current.benchService, once some task has used both") { n in
+        for _ in 0..<n { blackHole(InjectedValues.current.benchService) }
     },
 ]
 

@@ -100,14 +100,18 @@ func report(_ title: String, _ cases: [BenchmarkCase]) -> [String: Measurement] 
 }
 
 /// `profile CASE [THREADS]`: runs the path case whose name starts with CASE for about 5 s on one
-/// thread (or THREADS at once), for `perf record`.
+/// thread (or THREADS at once), for `perf record`. With `WEAVE_PROFILE_AFTER_OVERRIDE=1`, after a
+/// `withContainer` call, as in `paths` (from then on `Container.current` reads the task local); with
+/// `WEAVE_PROFILE_BRIDGE_INSTALLED=1`, after the swift-dependencies bridge installs its source.
 if CommandLine.arguments.count >= 3, CommandLine.arguments[1] == "profile" {
-    let all = singletonPathCases + wrapperReadCases + wrapperCases + transientPathCases
+    let all = singletonPathCases + wrapperReadCases + wrapperCases + transientPathCases + bridgeCases
     guard let chosen = all.first(where: { $0.name.hasPrefix(CommandLine.arguments[2]) }) else {
         print("no case starts with \(CommandLine.arguments[2]); cases: \(all.map(\.name))")
         exit(64)
     }
     _ = pathContainer // installs itself as Container.live
+    if ProcessInfo.processInfo.environment["WEAVE_PROFILE_AFTER_OVERRIDE"] == "1" { withContainer(pathContainer) {} }
+    if ProcessInfo.processInfo.environment["WEAVE_PROFILE_BRIDGE_INSTALLED"] == "1" { installDependencyOverrides() }
     let n = Harness.calibrate(chosen) * 25
     let threads = CommandLine.arguments.count > 3 ? Int(CommandLine.arguments[3]) ?? 1 : 1
     let took = threads == 1 ? Harness.elapsed { chosen.run(n) } : Harness.runConcurrently(threads: threads) { _ in chosen.run(n) }
@@ -126,7 +130,7 @@ if CommandLine.arguments.count >= 2, CommandLine.arguments[1] == "render-apps" {
 }
 
 /// Sections to run: the arguments (`resolve`, `paths`, `oversubscribed`, `instrumentation`, `render`,
-/// `scrape`), or all of them.
+/// `scrape`, `bridge`), or all of them.
 let sections = Set(CommandLine.arguments.dropFirst())
 func runs(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
 
@@ -251,5 +255,26 @@ if runs("scrape") {
     print("- `wrk -t 2 -c 4 -d 10s` on /metrics of 1,000 services served by WeaveHealthServer in this process: " +
           "\(scrape.scrapesPerSecond); \(scrape.scrapeLatency) (avg, stdev, max)")
     print("- meanwhile, singleton resolves on one thread for 8 s: " + latencyLine(scrape.latency))
+}
+
+// Last: the bridge's source of overrides, once installed, stays for the rest of the process.
+if runs("bridge") {
+    _ = pathContainer // installs itself as Container.live; its Service singleton serves the bridged key
+    print("\n### The swift-dependencies bridge (WeaveDependencies), paired with `container.resolve(Service.self)`\n")
+    print("| path | 1 thread ns/op | 2 threads ns/op | 1 thread vs reference | 2 threads vs reference |")
+    print("|---|---:|---:|---:|---:|")
+    func bridgeRow(_ benchmark: BenchmarkCase) {
+        let one = Harness.paired(benchmark, against: singletonPathCases[0], threads: 1)
+        let two = Harness.paired(benchmark, against: singletonPathCases[0], threads: 2)
+        print("| \(benchmark.name) | \(format(one.nanosPerOp)) | \(format(two.nanosPerOp)) | \(String(format: "%.2f×", one.ratio)) | \(String(format: "%.2f×", two.ratio)) |")
+        fflush(nil)
+    }
+    bridgeRow(singletonPathCases.first { $0.name == "InjectedValues.current.benchService" }!)
+    bridgeRow(bridgeCases[0])
+    bridgeRow(bridgeCases[1])
+    installDependencyOverrides()
+    bridgeRow(bridgeCases[2])
+    bridgeRow(bridgeCases[3])
+    bridgeRow(bridgeCases[0])
 }
 slowHandler.cancel()

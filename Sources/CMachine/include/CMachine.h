@@ -1,10 +1,19 @@
 // What Swift cannot say by itself: the futex system call (variadic syscall(2) is not imported), the
-// CPU's cycle counter (an intrinsic), and glibc's malloc tuning (<malloc.h> is not in the Glibc
-// module). Used by WeaveSupport's ParkingLock and MonotonicClock, and by weave-healthd.
+// CPU's cycle counter (an intrinsic), glibc's malloc tuning (<malloc.h> is not in the Glibc
+// module) and a thread-local variable (Swift has none). Used by WeaveSupport's ParkingLock and
+// MonotonicClock, WeaveDI's ThreadFrame, and weave-healthd.
 #ifndef WEAVE_CMACHINE_H
 #define WEAVE_CMACHINE_H
 
 #include <stdint.h>
+
+/// The calling thread's pointer slot for WeaveDI's per-thread resolver state (NULL until set). A
+/// thread-local read is one instruction here, where pthread_getspecific is a call through the PLT.
+/// Initial-exec: the slot is reserved at program start (the library is linked, never dlopen'd).
+extern __thread void *weave_thread_slot __attribute__((tls_model("initial-exec")));
+
+static inline void *weave_get_thread_slot(void) { return weave_thread_slot; }
+static inline void weave_set_thread_slot(void *value) { weave_thread_slot = value; }
 
 /// Sleeps while `*word == expected` (FUTEX_WAIT_PRIVATE), until woken, a signal, or `timeout_nanos`
 /// (0: no timeout). Returns 0, or -1 with errno set (EAGAIN when `*word != expected`).

@@ -105,7 +105,6 @@ public final class Container: @unchecked Sendable {
     }
 
     private func store<T>(_ key: RegistrationKey, scope: Scope, maker: Maker<T>, instance: T? = nil) {
-        if key.name == nil { ContainerValues.noteRegistration(of: T.self) }
         // `.cached` instances are only worth keeping if memory pressure can drop them.
         if scope == .cached { MemoryPressureMonitor.shared.start() }
         let insert = { [self] () -> AnyRegistration? in insertHoldingLock(key, scope: scope, maker: maker, instance: instance) }
@@ -167,7 +166,7 @@ public final class Container: @unchecked Sendable {
     func resolveQuietly<T>(_ type: T.Type) -> T? {
         do throws(ResolutionError) {
             return try resolveFast(type, name: nil, quietMiss: true)
-        } catch {
+        } catch { // only from the slow paths, which throw `Container.quietMiss` for a miss
             if case .notRegistered(let name, _) = error, name.isEmpty { return nil } // `Container.quietMiss`
             report(error)
             return nil
@@ -222,7 +221,16 @@ public final class Container: @unchecked Sendable {
     /// registration). Shared instances not made yet, parents, errors and resolves inside a factory
     /// (which record a dependency edge) take `resolveValue`.
     @inlinable @inline(__always)
-    func resolveFast<T>(_ type: T.Type, name: String?, quietMiss: Bool = false) throws(ResolutionError) -> T {
+    func resolveFast<T>(_ type: T.Type, name: String?) throws(ResolutionError) -> T {
+        // Never nil: only a quiet resolve returns nil.
+        try resolveFast(type, name: name, quietMiss: false).unsafelyUnwrapped
+    }
+
+    /// `resolveFast`, returning nil for a key this container (without a parent) does not hold when
+    /// `quietMiss`: such a miss costs no more than a hit (an `InjectedValues` read of a key whose
+    /// value type no container registers), with no error made, counted or logged.
+    @inlinable @inline(__always)
+    func resolveFast<T>(_ type: T.Type, name: String?, quietMiss: Bool) throws(ResolutionError) -> T? {
         let thread = ThreadFrame.current
         if isInstrumented && thread.pointee.sampleHit() { return try resolveSampled(type, name: name, quietMiss: quietMiss) }
         let id = ObjectIdentifier(type)
@@ -254,6 +262,7 @@ public final class Container: @unchecked Sendable {
                 return factory()
             }
         case .miss:
+            if quietMiss && parent == nil { return nil }
             return try resolveValue(type, name: name, counted: false, quietMiss: quietMiss)
         case .instance, .other:
             return try resolveValue(type, name: name, counted: true)

@@ -28,7 +28,7 @@ final class ExternalValuesBox: Sendable {
     init(_ source: any ExternalInjectedValues) { self.source = source }
 
     /// The installed source's value for `key`, or nil (also when none is installed).
-    @inlinable
+    @inlinable @inline(__always)
     static func value<K: InjectedKey>(for key: K.Type) -> K.Value? {
         let address = installed.load(ordering: .acquiring)
         guard address != 0 else { return nil }

@@ -13,7 +13,7 @@ public struct InjectedValues: Sendable {
     /// The values set in this task, by key identity: few, so a linear scan beats hashing.
     @usableFromInline var overrides: [(key: ObjectIdentifier, box: AnyObject & Sendable)] = []
 
-    public init() {}
+    @inlinable public init() {}
 
     /// The value for `key`: an override set in this task, else one that another dependency system
     /// sets (`ExternalInjectedValues`, such as swift-dependencies' `withDependencies` through the
@@ -36,7 +36,7 @@ public struct InjectedValues: Sendable {
 
     /// The value for `key` as the subscript reads it, with `external` asked in place of the installed
     /// `ExternalInjectedValues`: for a bridge that reads the other system's values it already holds.
-    @inlinable
+    @inlinable @inline(__always)
     public func value<K: InjectedKey>(for key: K.Type, external: () -> K.Value?) -> K.Value {
         let id = ObjectIdentifier(key)
         for entry in overrides where entry.key == id {
@@ -50,15 +50,16 @@ public struct InjectedValues: Sendable {
 
     /// The values in effect for the current task. Until some task sets values
     /// (`withInjectedValues`), none has any, and this skips the task-local read.
+    @inlinable
     public static var current: InjectedValues {
         injectedValuesSet.load(ordering: .relaxed) ? taskValues : InjectedValues()
     }
 
-    @TaskLocal static var taskValues = InjectedValues()
+    @usableFromInline @TaskLocal static var taskValues = InjectedValues()
 }
 
 /// Set once a task has set `InjectedValues`; never cleared (a task created in the scope may outlive it).
-let injectedValuesSet = Atomic<Bool>(false)
+@usableFromInline let injectedValuesSet = Atomic<Bool>(false)
 
 /// An `InjectedKey`'s value, boxed so a reader downcasts it instead of casting dynamically.
 @usableFromInline

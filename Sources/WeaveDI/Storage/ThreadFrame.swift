@@ -1,8 +1,10 @@
+import CMachine
 import Synchronization
 import WeaveSupport
 
-/// The resolver's per-thread state, in one block that a pthread key points to, so the hot path
-/// reaches it with one call and no reference counting or exclusivity checks:
+/// The resolver's per-thread state, in one block that a C thread-local points to, so the hot path
+/// reaches it with one load and no reference counting or exclusivity checks (a pthread key holds it
+/// too, for its destructor at thread exit):
 /// - the reader shard the thread locks (threads are spread round-robin on first use);
 /// - the registrations whose synchronous factories are running on the thread, outermost first, for
 ///   cycle detection and the dependency graph. Cycles are therefore detected per thread, with no
@@ -32,7 +34,7 @@ struct ThreadFrame {
     /// The calling thread's frame, created on first use and freed when the thread exits.
     @inlinable
     static var current: UnsafeMutablePointer<ThreadFrame> {
-        if let raw = pthread_getspecific(threadFrameKey) {
+        if let raw = weave_get_thread_slot() {
             return raw.assumingMemoryBound(to: ThreadFrame.self)
         }
         return makeCurrent()
@@ -101,6 +103,7 @@ struct ThreadFrame {
         let frame = UnsafeMutablePointer<ThreadFrame>.allocate(capacity: 1)
         frame.initialize(to: ThreadFrame(shard: shard))
         pthread_setspecific(threadFrameKey, frame)
+        weave_set_thread_slot(frame)
         return frame
     }
 }
@@ -114,6 +117,8 @@ let threadFrameKey: pthread_key_t = {
         frame.pointee.live?.release()
         frame.deinitialize(count: 1)
         frame.deallocate()
+        // Runs on the exiting thread: a later destructor that resolves makes a new frame.
+        weave_set_thread_slot(nil)
     }
     precondition(status == 0, "pthread_key_create failed with \(status)")
     return key

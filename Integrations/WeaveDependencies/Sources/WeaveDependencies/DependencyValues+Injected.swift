@@ -21,11 +21,15 @@ extension DependencyValues {
     /// A value set here (`withDependencies { $0.exchangeUseCase = mock }`) also reaches
     /// `@Injected(\.exchangeUseCase)` and `InjectedValues` reads in the scope.
     public subscript<Key: InjectedKey & TestDependencyKey>(key: Key.Type) -> Key.Value {
-        get {
-            InjectedValues.current.value(for: key) { self[InjectedOverride<Key>.self]?.value }
+        // Inlinable, so the container's resolve is specialized for the value type at the caller.
+        @inlinable get {
+            InjectedValues.current.value(for: key) {
+                OverriddenKeys.shared.contains(Key.self) ? self[InjectedOverride<Key>.self]?.value : nil
+            }
         }
-        set {
+        @inlinable set {
             DependencyOverrides.install()
+            OverriddenKeys.shared.insert(Key.self)
             self[InjectedOverride<Key>.self] = InjectedOverride.Entry(value: newValue)
         }
     }
