@@ -139,6 +139,18 @@ func latencyLine(_ summary: LatencySummary) -> String {
         "(\(summary.resolves / 1_000_000) million resolves, each timed with two clock reads)"
 }
 
+/// One row of a paired table: `benchmark` against `base` on one thread and on two, as ratios or,
+/// with `overhead`, as nanoseconds over the reference.
+func row(_ benchmark: BenchmarkCase, against base: BenchmarkCase, overhead: Bool = false) {
+    let one = Harness.paired(benchmark, against: base, threads: 1)
+    let two = Harness.paired(benchmark, against: base, threads: 2)
+    func compare(_ result: (nanosPerOp: Double, baseNanosPerOp: Double, ratio: Double)) -> String {
+        overhead ? "+\(format(result.nanosPerOp - result.baseNanosPerOp)) ns" : String(format: "%.2f×", result.ratio)
+    }
+    print("| \(benchmark.name) | \(format(one.nanosPerOp)) | \(format(two.nanosPerOp)) | \(compare(one)) | \(compare(two)) |")
+    fflush(nil)
+}
+
 if runs("resolve") {
     print("WeaveDI resolve benchmarks: release build, median of \(Harness.repetitions) runs of ~\(Harness.target) each, \(ProcessInfo.processInfo.activeProcessorCount) cores")
     print("\nWeaveDI singleton and transient rows are instrumented (timings, counts, a slow-resolution handler installed) unless marked.")
@@ -177,15 +189,6 @@ if runs("paths") {
     print("Each row is measured in alternation with its reference, 7 rounds each (~200 ms a round), so that the noise of this shared VM hits both; the ratio is the median of the per-round ratios. References: `container.resolve(Service.self)` for the resolve rows, the holder that resolves in its initializer for the wrapper rows, the heap allocation alone for the transient rows (shown as ns over it).\n")
     print("| path | 1 thread ns/op | 2 threads ns/op | 1 thread vs reference | 2 threads vs reference |")
     print("|---|---:|---:|---:|---:|")
-    func row(_ benchmark: BenchmarkCase, against base: BenchmarkCase, overhead: Bool = false) {
-        let one = Harness.paired(benchmark, against: base, threads: 1)
-        let two = Harness.paired(benchmark, against: base, threads: 2)
-        func compare(_ result: (nanosPerOp: Double, baseNanosPerOp: Double, ratio: Double)) -> String {
-            overhead ? "+\(format(result.nanosPerOp - result.baseNanosPerOp)) ns" : String(format: "%.2f×", result.ratio)
-        }
-        print("| \(benchmark.name) | \(format(one.nanosPerOp)) | \(format(two.nanosPerOp)) | \(compare(one)) | \(compare(two)) |")
-        fflush(nil)
-    }
     for benchmark in singletonPathCases { row(benchmark, against: singletonPathCases[0]) }
     for benchmark in wrapperReadCases { row(benchmark, against: singletonPathCases[0]) }
     for benchmark in wrapperCases.dropFirst() { row(benchmark, against: wrapperCases[0]) }
@@ -263,18 +266,13 @@ if runs("bridge") {
     print("\n### The swift-dependencies bridge (WeaveDependencies), paired with `container.resolve(Service.self)`\n")
     print("| path | 1 thread ns/op | 2 threads ns/op | 1 thread vs reference | 2 threads vs reference |")
     print("|---|---:|---:|---:|---:|")
-    func bridgeRow(_ benchmark: BenchmarkCase) {
-        let one = Harness.paired(benchmark, against: singletonPathCases[0], threads: 1)
-        let two = Harness.paired(benchmark, against: singletonPathCases[0], threads: 2)
-        print("| \(benchmark.name) | \(format(one.nanosPerOp)) | \(format(two.nanosPerOp)) | \(String(format: "%.2f×", one.ratio)) | \(String(format: "%.2f×", two.ratio)) |")
-        fflush(nil)
-    }
-    bridgeRow(singletonPathCases.first { $0.name == "InjectedValues.current.benchService" }!)
-    bridgeRow(bridgeCases[0])
-    bridgeRow(bridgeCases[1])
+    let reference = singletonPathCases[0]
+    row(singletonPathCases.first { $0.name == "InjectedValues.current.benchService" }!, against: reference)
+    row(bridgeCases[0], against: reference)
+    row(bridgeCases[1], against: reference)
     installDependencyOverrides()
-    bridgeRow(bridgeCases[2])
-    bridgeRow(bridgeCases[3])
-    bridgeRow(bridgeCases[0])
+    row(bridgeCases[2], against: reference)
+    row(bridgeCases[3], against: reference)
+    row(bridgeCases[0], against: reference)
 }
 slowHandler.cancel()

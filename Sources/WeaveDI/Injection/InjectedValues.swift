@@ -22,7 +22,7 @@ public struct InjectedValues: Sendable {
     /// (`liveValue`, or `testValue` under tests).
     public subscript<K: InjectedKey>(key: K.Type) -> K.Value {
         // Inlinable, so the container's resolve is specialized for the value type at the caller.
-        @inlinable get { value(for: key) { ExternalValuesBox.value(for: key) } }
+        @inlinable @inline(__always) get { value(for: key) { ExternalValuesBox.value(for: key) } }
         set {
             let id = ObjectIdentifier(key)
             let box = InjectedBox(newValue)
