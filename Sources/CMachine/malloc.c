@@ -4,11 +4,12 @@
 #include <malloc.h>
 #endif
 
-int weave_set_mmap_threshold(int bytes) {
+int weave_keep_freed_memory(int mmap_threshold, int trim_threshold) {
 #if defined(__GLIBC__)
-    return mallopt(M_MMAP_THRESHOLD, bytes);
+    return mallopt(M_ARENA_MAX, 1) && mallopt(M_MMAP_THRESHOLD, mmap_threshold) && mallopt(M_TRIM_THRESHOLD, trim_threshold);
 #else
-    (void)bytes;
+    (void)mmap_threshold;
+    (void)trim_threshold;
     return 0;
 #endif
 }

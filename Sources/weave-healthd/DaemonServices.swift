@@ -1,4 +1,3 @@
-import CMachine
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -34,18 +33,17 @@ struct MonitorService: Service {
 /// Reads the current runtime's applications' health every `apps.health_interval` (a reload may
 /// change it), after the first round `MonitorService` runs. Cancelled at shutdown.
 ///
-/// After each round it gives the heap's free memory back to the system: a scrape of many
-/// applications allocates megabytes in bursts, which the allocator's arenas would otherwise keep
-/// (idle RSS with 20 applications: Benchmarks/README.md).
+/// Each round is a burst of allocation, which `trimmer` gives back once the daemon is quiet.
 struct AppHealthService: Service {
     let source: DaemonSource
+    let trimmer: HeapTrimmer
 
     func run() async throws {
         while true {
             let interval = source.runtime.apps.configuration.healthInterval
             do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) } } catch { return }
             await source.runtime.apps.refreshHealth()
-            weave_trim_heap()
+            trimmer.burstEnded()
         }
     }
 }

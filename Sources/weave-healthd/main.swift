@@ -10,6 +10,12 @@ import WeaveSystemd
 
 /// weave-healthd: exports a WeaveDI container's figures and health checks as Prometheus metrics
 /// and health endpoints.
+
+// Scrapes of applications allocate buffers of megabytes. The heap keeps them between scrapes (mapping
+// and faulting them in afresh cost a third of a scrape's CPU), and HeapTrimmer gives them back once
+// scrapes stop (Benchmarks/README.md). First, before any thread allocates.
+_ = weave_keep_freed_memory(32 << 20, 256 << 20)
+
 let usage = """
     Usage: weave-healthd [--config FILE]
            weave-healthd --check-config FILE
@@ -109,10 +115,7 @@ if !activated.isEmpty {
                 metadata: ["sockets": "\(zip(activated, listeners).map { "\($0.name)=\($1)" }.joined(separator: ", "))"])
 }
 
-// Scrapes of applications allocate buffers of megabytes. Above 1 MiB glibc then maps and unmaps
-// them; by default its threshold grows after the first such free, and the heap keeps the memory
-// (idle RSS with 20 applications: Benchmarks/README.md).
-_ = weave_set_mmap_threshold(1 << 20)
+let trimmer = HeapTrimmer()
 
 var pressure = MemoryPressureConfiguration()
 pressure.trigger = configuration.memoryPressureTrigger
@@ -143,7 +146,7 @@ let collectors: [any MetricCollector] = [
     ProcessMetrics(),
     BuildInfo(identity: identity),
     // Last: where the daemon's and the applications' families share a name, the daemon's help comes first.
-    AppMetrics { source.runtime.apps },
+    AppMetrics(fleet: { source.runtime.apps }, trimmer: trimmer),
 ]
 let router = HealthRouter(configuration: serverConfiguration, identity: identity, collectors: collectors, source: source,
                           lifecycle: lifecycle)
@@ -155,7 +158,8 @@ var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
     // Listed in start order; graceful shutdown runs in reverse: STOPPING=1 goes out, reloads stop,
     // then the server fails readiness and drains, then the checks are cancelled.
     .init(service: MonitorService(source: source, lifecycle: lifecycle, reloads: reloads)),
-    .init(service: AppHealthService(source: source)),
+    .init(service: AppHealthService(source: source, trimmer: trimmer)),
+    .init(service: trimmer),
     .init(service: server),
     .init(service: ReloadService(path: configPath, notifier: notifier, source: source, router: router,
                                  socketActivated: !activated.isEmpty, group: group, reloaded: reloadContinuation, outcomes: reloadOutcomes,

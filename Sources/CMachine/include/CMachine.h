@@ -22,10 +22,13 @@ int weave_futex_wait(uint32_t *word, uint32_t expected, uint64_t timeout_nanos);
 /// Wakes up to `count` threads sleeping on `word` (FUTEX_WAKE_PRIVATE); returns how many woke.
 int weave_futex_wake(uint32_t *word, int count);
 
-/// Fixes glibc's mmap threshold at `bytes` (mallopt M_MMAP_THRESHOLD): larger blocks are mapped
-/// and given back to the system when freed, instead of the threshold growing and the heap keeping
-/// them. Returns 1 on success, 0 where glibc is not the allocator.
-int weave_set_mmap_threshold(int bytes);
+/// Fixes glibc's mmap and trim thresholds (mallopt M_MMAP_THRESHOLD, M_TRIM_THRESHOLD): blocks up
+/// to `mmap_threshold` come from the heap, and the heap keeps up to `trim_threshold` of freed memory,
+/// so large buffers freed and allocated again are reused rather than mapped, faulted in page by page
+/// and unmapped each time; `weave_trim_heap` gives that memory back. Every thread then allocates
+/// from the main arena (M_ARENA_MAX 1), the one whose free top malloc_trim returns; call it before
+/// starting threads. Returns 1 on success, 0 where glibc is not the allocator.
+int weave_keep_freed_memory(int mmap_threshold, int trim_threshold);
 
 /// Gives the free memory of every malloc arena back to the system (malloc_trim(0)); a no-op where
 /// glibc is not the allocator.

@@ -1,0 +1,36 @@
+import CMachine
+import ServiceLifecycle
+import Synchronization
+
+/// Gives the heap's free memory back to the system once the daemon has been quiet for `quiet` after
+/// a burst of allocation: a scrape of applications, a round of their health. Between bursts that
+/// follow each other closely (Prometheus scraping, several at once) the heap keeps its freed
+/// megabytes (`weave_keep_freed_memory` in main.swift), which spares faulting them in again each
+/// time; when the bursts stop, the memory goes back (idle RSS: Benchmarks/README.md).
+final class HeapTrimmer: Service, Sendable {
+    private let quiet: Duration
+    private let lastBurst = Mutex<ContinuousClock.Instant?>(nil)
+    private let bursts: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+
+    init(quiet: Duration = .seconds(1)) {
+        self.quiet = quiet
+        (bursts, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Notes that a burst of allocation ended now.
+    func burstEnded() {
+        lastBurst.withLock { $0 = .now }
+        continuation.yield()
+    }
+
+    func run() async throws {
+        for await _ in bursts.cancelOnGracefulShutdown() {
+            // Sleep until `quiet` has passed since the latest burst, however many came meanwhile.
+            while let last = lastBurst.withLock({ $0 }), last + quiet > .now {
+                do { try await cancelWhenGracefulShutdown { try await Task.sleep(until: last + self.quiet) } } catch { return }
+            }
+            weave_trim_heap()
+        }
+    }
+}
