@@ -29,8 +29,8 @@ public enum ExpositionParser {
         }
     }
 
-    /// One pass over the bytes, without allocating per sample: sample lines are copied into the open
-    /// family's buffer with the labels added.
+    /// One pass over the bytes, without allocating per sample: sample lines are written into `sink`
+    /// with the labels added, and handed to their family when a comment line begins.
     private struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>
         let prefix: [UInt8]
@@ -41,14 +41,17 @@ public enum ExpositionParser {
         var pendingHelp: [String: String] = [:]
         var pendingUnit: [String: String] = [:]
         var seen: Set<String> = []
-        /// The open family's name and the suffixes its samples may have.
-        var familyName: [UInt8] = []
-        var suffixes: [[UInt8]] = []
+        /// The open family's name (where its TYPE line holds it, in `bytes`) and kind.
+        var familyName: (start: Int, count: Int) = (0, 0)
+        var familyKind = MetricFamily.Kind.gauge
+        /// Room for all of the input and the labels added to a line in four (it grows if that is not enough).
+        var sink: ByteSink
 
         init(bytes: UnsafeBufferPointer<UInt8>, prefix: [UInt8], added: [[UInt8]]) {
             self.bytes = bytes
             self.prefix = prefix
             self.added = added
+            sink = ByteSink(capacity: max(bytes.count + bytes.count / 4, 64))
         }
 
         func fail(_ message: String) -> Failure { Failure(line: lineNumber, message: message) }
@@ -63,34 +66,34 @@ public enum ExpositionParser {
         }
 
         mutating func run() throws(Failure) -> [MetricFamily] {
+            defer { sink.deallocate() }
+            guard let base = bytes.baseAddress else { return [] }
             var start = 0
             var ended = false
-            // The open family's sample lines, written in place and handed over when a comment line begins.
-            var pending: [UInt8] = []
-            pending.reserveCapacity(bytes.count + bytes.count / 4)
-            func flush(_ families: inout [MetricFamily]) {
-                guard !pending.isEmpty else { return }
-                families[families.count - 1].preformatted += pending
-                pending.removeAll(keepingCapacity: true)
-            }
-            guard let base = bytes.baseAddress else { return [] }
             while start < bytes.count {
                 lineNumber += 1
                 let end = memchr(base + start, 0x0A, bytes.count - start).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base }
                     ?? bytes.count
                 if ended { throw fail("text after # EOF") }
                 if end > start {
-                    if bytes[start] == UInt8(ascii: "#") {
-                        flush(&families)
+                    if base[start] == UInt8(ascii: "#") {
+                        flush()
                         ended = try comment(start, end)
                     } else {
-                        try sample(start, end, into: &pending)
+                        try sample(base, start, end)
                     }
                 }
                 start = end + 1
             }
-            flush(&families)
+            flush()
             return families
+        }
+
+        /// Hands the lines written since the last comment line to the open family.
+        mutating func flush() {
+            guard sink.count > 0 else { return }
+            families[families.count - 1].preformatted.append(contentsOf: UnsafeBufferPointer(start: sink.base, count: sink.count))
+            sink.count = 0
         }
 
         /// `# HELP`, `# TYPE`, `# UNIT`, `# EOF`; other comments are skipped. Returns whether it was `# EOF`.
@@ -130,175 +133,211 @@ public enum ExpositionParser {
                 let help = pendingHelp.removeValue(forKey: name) ?? pendingHelp.removeValue(forKey: family) ?? ""
                 let unit = pendingUnit.removeValue(forKey: family)
                 families.append(MetricFamily(name: family, kind: kind, help: help, unit: unit))
-                familyName = Array(family.utf8)
-                suffixes = Reader.suffixes(of: kind).map { Array($0.utf8) }
+                familyName = (start + words[2].startIndex, family.utf8.count)
+                familyKind = kind
             }
             return false
         }
 
-        /// `name{labels} value [timestamp] [# exemplar]`, appended to `out` as `name{prefix,labels} value`.
-        func sample(_ start: Int, _ end: Int, into out: inout [UInt8]) throws(Failure) {
-            var cursor = start
-            while cursor < end, Reader.isNameByte(bytes[cursor], first: cursor == start) { cursor += 1 }
+        /// `name{labels} value [timestamp] [# exemplar]`, written to `sink` as `name{prefix,labels} value`.
+        mutating func sample(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) throws(Failure) {
+            // Most lines begin with the open family's name, which its TYPE line showed valid: only the
+            // suffix after it is scanned.
+            let suffixStart = start + familyName.count
+            let opensWithFamily = !families.isEmpty && suffixStart <= end && memcmp(base + start, base + familyName.start, familyName.count) == 0
+            var cursor = Reader.nameEnd(base, from: opensWithFamily ? suffixStart : start, end: end, first: !opensWithFamily)
             let nameEnd = cursor
             guard nameEnd > start else { throw fail("a sample must begin with a metric name") }
             guard !families.isEmpty else { throw fail("sample \(text(start, nameEnd)) has no TYPE line before it") }
-            let suffixStart = start + familyName.count
-            var suffix = -1
-            if suffixStart <= nameEnd, equal(start, suffixStart, familyName) {
-                for index in suffixes.indices where equal(suffixStart, nameEnd, suffixes[index]) {
-                    suffix = index
-                    break
-                }
+            guard opensWithFamily, let suffix = Suffix(base + suffixStart, count: nameEnd - suffixStart), suffix.belongs(to: familyKind) else {
+                throw fail("sample \(text(start, nameEnd)) is outside family \(families[families.count - 1].name)")
             }
-            guard suffix >= 0 else { throw fail("sample \(text(start, nameEnd)) is outside family \(families[families.count - 1].name)") }
-            if suffix == suffixes.count - 1, !suffixes[suffix].isEmpty, equal(suffixStart, nameEnd, Reader.created) { return }
+            if suffix == .created { return }
             var labelsStart = -1 // after `{`, when there is a label set
             var renames = false
-            if cursor < end, bytes[cursor] == UInt8(ascii: "{") {
+            if cursor < end, base[cursor] == UInt8(ascii: "{") {
                 labelsStart = cursor + 1
-                (cursor, renames) = try scanLabels(from: labelsStart, end: end)
+                (cursor, renames) = try scanLabels(base, from: labelsStart, end: end)
             }
-            guard cursor < end, bytes[cursor] == UInt8(ascii: " ") else { throw fail("expected a space and a value after the labels") }
+            guard cursor < end, base[cursor] == UInt8(ascii: " ") else { throw fail("expected a space and a value after the labels") }
             let labelsEnd = cursor // after `}`, or after the name
-            while cursor < end, bytes[cursor] == UInt8(ascii: " ") { cursor += 1 }
+            while cursor < end, base[cursor] == UInt8(ascii: " ") { cursor += 1 }
             let valueStart = cursor
-            while cursor < end, bytes[cursor] != UInt8(ascii: " ") { cursor += 1 }
-            let value = UnsafeBufferPointer(rebasing: bytes[valueStart..<cursor])
-            guard Reader.isValue(value) else { throw fail("'\(text(valueStart, cursor))' is not a sample value") }
+            while cursor < end, base[cursor] != UInt8(ascii: " ") { cursor += 1 }
+            guard Reader.isValue(base + valueStart, count: cursor - valueStart) else {
+                throw fail("'\(text(valueStart, cursor))' is not a sample value")
+            }
             // A timestamp or exemplar after the value is left out; the rest is copied in as few pieces as it can be.
             if prefix.isEmpty {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<cursor]))
-            } else if labelsStart < 0 || bytes[labelsStart] == UInt8(ascii: "}") {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<nameEnd]))
-                out.append(UInt8(ascii: "{"))
-                out += prefix
-                out.append(UInt8(ascii: "}"))
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[labelsEnd..<cursor]))
+                sink.append(base + start, count: cursor - start)
+            } else if labelsStart < 0 || base[labelsStart] == UInt8(ascii: "}") {
+                sink.append(base + start, count: nameEnd - start)
+                sink.append(UInt8(ascii: "{"))
+                sink.append(prefix)
+                sink.append(UInt8(ascii: "}"))
+                sink.append(base + labelsEnd, count: cursor - labelsEnd)
             } else if !renames {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<labelsStart]))
-                out += prefix
-                out.append(UInt8(ascii: ","))
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[labelsStart..<cursor]))
+                sink.append(base + start, count: labelsStart - start)
+                sink.append(prefix)
+                sink.append(UInt8(ascii: ","))
+                sink.append(base + labelsStart, count: cursor - labelsStart)
             } else {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<labelsStart]))
-                out += prefix
-                _ = try labelSet(from: labelsStart, end: end, into: &out, labelStart: out.count - prefix.count)
-                out.append(UInt8(ascii: "}"))
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[labelsEnd..<cursor]))
+                sink.append(base + start, count: labelsStart - start)
+                sink.append(prefix)
+                try labelSet(base, from: labelsStart, end: end)
+                sink.append(UInt8(ascii: "}"))
+                sink.append(base + labelsEnd, count: cursor - labelsEnd)
             }
-            out.append(UInt8(ascii: "\n"))
+            sink.append(UInt8(ascii: "\n"))
         }
 
         /// Checks a label set after `{`; returns the index after `}`, and whether a label has a name
         /// the prefix adds (then `labelSet` copies it renamed).
-        func scanLabels(from start: Int, end: Int) throws(Failure) -> (Int, Bool) {
+        func scanLabels(_ base: UnsafePointer<UInt8>, from start: Int, end: Int) throws(Failure) -> (Int, Bool) {
             var cursor = start
             var renames = false
-            guard let base = bytes.baseAddress else { throw fail("unterminated label set") }
             while true {
                 guard cursor < end else { throw fail("unterminated label set") }
-                if bytes[cursor] == UInt8(ascii: "}") { return (cursor + 1, renames) }
+                if base[cursor] == UInt8(ascii: "}") { return (cursor + 1, renames) }
                 let nameStart = cursor
-                while cursor < end, Reader.isNameByte(bytes[cursor], first: cursor == nameStart), bytes[cursor] != UInt8(ascii: ":") { cursor += 1 }
-                guard cursor > nameStart, cursor + 1 < end, bytes[cursor] == UInt8(ascii: "="), bytes[cursor + 1] == UInt8(ascii: "\"") else {
-                    throw fail("a label must be name=\"value\"")
-                }
+                cursor = try labelName(base, from: cursor, end: end)
                 if !renames {
-                    for name in added where equal(nameStart, cursor, name) { renames = true }
+                    for name in added where equal(nameStart, cursor - 2, name) { renames = true }
                 }
-                cursor += 2
-                // The closing quote: the first one not escaped.
-                while true {
-                    guard cursor < end, let quote = memchr(base + cursor, Int32(UInt8(ascii: "\"")), end - cursor) else {
-                        throw fail("unterminated label value")
-                    }
-                    let quoteIndex = UnsafePointer<UInt8>(quote.assumingMemoryBound(to: UInt8.self)) - base
-                    if memchr(base + cursor, Int32(UInt8(ascii: "\\")), quoteIndex - cursor) == nil {
-                        cursor = quoteIndex
-                        break
-                    }
-                    // An escape before the quote: step over it and look again.
-                    let escape = UnsafePointer<UInt8>(memchr(base + cursor, Int32(UInt8(ascii: "\\")), quoteIndex - cursor)!
-                        .assumingMemoryBound(to: UInt8.self)) - base
-                    guard escape + 1 < end, [UInt8(ascii: "\\"), UInt8(ascii: "\""), UInt8(ascii: "n")].contains(bytes[escape + 1]) else {
-                        throw fail("invalid escape in a label value")
-                    }
-                    cursor = escape + 2
-                }
-                cursor += 1
+                cursor = try labelValueEnd(base, from: cursor, end: end) + 1
                 guard cursor < end else { throw fail("unterminated label set") }
-                if bytes[cursor] == UInt8(ascii: ",") { cursor += 1 } else if bytes[cursor] != UInt8(ascii: "}") {
+                if base[cursor] == UInt8(ascii: ",") { cursor += 1 } else if base[cursor] != UInt8(ascii: "}") {
                     throw fail("expected , or } after a label value")
                 }
             }
         }
 
-        /// Copies a label set after `{` into `out` (comma-separated after what follows `labelStart`),
-        /// renaming a label that the prefix adds; returns the index after `}`.
-        func labelSet(from start: Int, end: Int, into out: inout [UInt8], labelStart: Int) throws(Failure) -> Int {
+        /// The index after `name="` of a label that begins at `start`.
+        @inline(__always)
+        func labelName(_ base: UnsafePointer<UInt8>, from start: Int, end: Int) throws(Failure) -> Int {
+            let cursor = Reader.nameEnd(base, from: start, end: end, colons: false)
+            guard cursor > start, cursor + 1 < end, base[cursor] == UInt8(ascii: "="), base[cursor + 1] == UInt8(ascii: "\"") else {
+                throw fail("a label must be name=\"value\"")
+            }
+            return cursor + 2
+        }
+
+        /// The index of the quote that closes a label value beginning at `start`.
+        @inline(__always)
+        func labelValueEnd(_ base: UnsafePointer<UInt8>, from start: Int, end: Int) throws(Failure) -> Int {
+            var cursor = start
+            while true {
+                // Eight bytes at a time to the next quote or backslash, while they lie within the line.
+                while cursor + 8 <= end {
+                    let word = UInt64(littleEndian: UnsafeRawPointer(base + cursor).loadUnaligned(as: UInt64.self))
+                    let found = Reader.bytes(of: word, equalTo: UInt8(ascii: "\"")) | Reader.bytes(of: word, equalTo: UInt8(ascii: "\\"))
+                    if found != 0 {
+                        cursor += found.trailingZeroBitCount >> 3
+                        break
+                    }
+                    cursor += 8
+                }
+                guard cursor < end else { throw fail("unterminated label value") }
+                switch base[cursor] {
+                case UInt8(ascii: "\""):
+                    return cursor
+                case UInt8(ascii: "\\"):
+                    guard cursor + 1 < end, [UInt8(ascii: "\\"), UInt8(ascii: "\""), UInt8(ascii: "n")].contains(base[cursor + 1]) else {
+                        throw fail("invalid escape in a label value")
+                    }
+                    cursor += 2
+                default:
+                    cursor += 1
+                }
+            }
+        }
+
+        /// Copies a label set after `{` into `sink`, each label after a comma (the prefix is before it),
+        /// renaming a label that the prefix adds.
+        mutating func labelSet(_ base: UnsafePointer<UInt8>, from start: Int, end: Int) throws(Failure) {
             var cursor = start
             while true {
                 guard cursor < end else { throw fail("unterminated label set") }
-                if bytes[cursor] == UInt8(ascii: "}") { return cursor + 1 }
+                if base[cursor] == UInt8(ascii: "}") { return }
                 let nameStart = cursor
-                while cursor < end, Reader.isNameByte(bytes[cursor], first: cursor == nameStart), bytes[cursor] != UInt8(ascii: ":") { cursor += 1 }
-                guard cursor > nameStart, cursor + 1 < end, bytes[cursor] == UInt8(ascii: "="), bytes[cursor + 1] == UInt8(ascii: "\"") else {
-                    throw fail("a label must be name=\"value\"")
-                }
-                if out.count > labelStart { out.append(UInt8(ascii: ",")) }
-                if added.contains(where: { equal(nameStart, cursor, $0) }) { out.append(contentsOf: "exported_".utf8) }
-                cursor += 2
-                let valueStart = cursor
-                while true {
-                    guard cursor < end else { throw fail("unterminated label value") }
-                    let byte = bytes[cursor]
-                    if byte == UInt8(ascii: "\"") { break }
-                    if byte == UInt8(ascii: "\\") {
-                        guard cursor + 1 < end, [UInt8(ascii: "\\"), UInt8(ascii: "\""), UInt8(ascii: "n")].contains(bytes[cursor + 1]) else {
-                            throw fail("invalid escape in a label value")
-                        }
-                        cursor += 1
-                    }
-                    cursor += 1
-                }
+                cursor = try labelName(base, from: cursor, end: end)
+                sink.append(UInt8(ascii: ","))
+                if added.contains(where: { equal(nameStart, cursor - 2, $0) }) { sink.append(Reader.exported) }
+                let close = try labelValueEnd(base, from: cursor, end: end)
                 // name="value" as it came.
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[nameStart...cursor]))
-                cursor += 1
+                sink.append(base + nameStart, count: close + 1 - nameStart)
+                cursor = close + 1
                 guard cursor < end else { throw fail("unterminated label set") }
-                if bytes[cursor] == UInt8(ascii: ",") { cursor += 1 } else if bytes[cursor] != UInt8(ascii: "}") {
+                if base[cursor] == UInt8(ascii: ",") { cursor += 1 } else if base[cursor] != UInt8(ascii: "}") {
                     throw fail("expected , or } after a label value")
                 }
             }
         }
 
-        static let created = Array("_created".utf8)
+        static let exported = Array("exported_".utf8)
 
-        /// The suffixes a sample name may add to its family's name.
-        static func suffixes(of kind: MetricFamily.Kind) -> [String] {
-            switch kind {
-            case .gauge: return [""]
-            case .counter: return ["_total", "", "_created"]
-            case .histogram: return ["_bucket", "_sum", "_count", "_created"]
-            case .summary: return ["", "_sum", "_count", "_created"]
+        /// The high bit of each byte of `word` that equals `byte`; the lowest one set is always exact
+        /// (a borrow can mark a byte only above a match), which is all the callers use.
+        @inline(__always)
+        static func bytes(of word: UInt64, equalTo byte: UInt8) -> UInt64 {
+            let difference = word ^ (UInt64(byte) &* 0x0101_0101_0101_0101)
+            return (difference &- 0x0101_0101_0101_0101) & ~difference & 0x8080_8080_8080_8080
+        }
+
+        /// What a sample's name adds to its family's: `_total`, `_bucket` and so on.
+        enum Suffix {
+            case none, total, created, bucket, sum, count
+
+            init?(_ bytes: UnsafePointer<UInt8>, count: Int) {
+                func matches(_ text: StaticString) -> Bool { memcmp(bytes, text.utf8Start, count) == 0 }
+                switch count {
+                case 0: self = .none
+                case 4 where matches("_sum"): self = .sum
+                case 6 where matches("_total"): self = .total
+                case 6 where matches("_count"): self = .count
+                case 7 where matches("_bucket"): self = .bucket
+                case 8 where matches("_created"): self = .created
+                default: return nil
+                }
+            }
+
+            /// Whether a sample of a family of `kind` may have it.
+            func belongs(to kind: MetricFamily.Kind) -> Bool {
+                switch (kind, self) {
+                case (.gauge, .none), (.counter, .total), (.counter, .none), (.counter, .created),
+                     (.histogram, .bucket), (.histogram, .sum), (.histogram, .count), (.histogram, .created),
+                     (.summary, .none), (.summary, .sum), (.summary, .count), (.summary, .created):
+                    return true
+                default:
+                    return false
+                }
             }
         }
 
-        static func isNameByte(_ byte: UInt8, first: Bool) -> Bool {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "_"), UInt8(ascii: ":"): return true
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return !first
-            default: return false
-            }
+        @inline(__always)
+        static func isNameByte(_ byte: UInt8, colons: Bool) -> Bool {
+            (byte | 0x20) &- UInt8(ascii: "a") < 26 || byte &- UInt8(ascii: "0") < 10 || byte == UInt8(ascii: "_")
+                || (colons && byte == UInt8(ascii: ":"))
+        }
+
+        /// The end of the name from `start` (`start` itself when there is none): letters, digits, `_`
+        /// and (in metric names) `:`, not beginning with a digit when `first` (it continues a name otherwise).
+        @inline(__always)
+        static func nameEnd(_ base: UnsafePointer<UInt8>, from start: Int, end: Int, first: Bool = true, colons: Bool = true) -> Int {
+            guard start < end, !first || base[start] &- UInt8(ascii: "0") >= 10 else { return start }
+            var cursor = start
+            while cursor < end, isNameByte(base[cursor], colons: colons) { cursor += 1 }
+            return cursor
         }
 
         static func isMetricName(_ bytes: ArraySlice<UInt8>) -> Bool {
-            !bytes.isEmpty && bytes.enumerated().allSatisfy { isNameByte($0.element, first: $0.offset == 0) }
+            !bytes.isEmpty && bytes.withUnsafeBufferPointer { nameEnd($0.baseAddress!, from: 0, end: $0.count) == $0.count }
         }
 
         /// A sample value: `[+-]digits[.digits][(e|E)[+-]digits]` (a fraction may stand alone, `.5`),
         /// `+Inf`, `-Inf` or `NaN`.
-        static func isValue(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        static func isValue(_ start: UnsafePointer<UInt8>, count: Int) -> Bool {
+            let bytes = UnsafeBufferPointer(start: start, count: count)
             if let first = bytes.first, first == UInt8(ascii: "+") || first == UInt8(ascii: "-") || first == UInt8(ascii: "N"),
                bytes.elementsEqual("+Inf".utf8) || bytes.elementsEqual("-Inf".utf8) || bytes.elementsEqual("NaN".utf8) {
                 return true
@@ -341,4 +380,46 @@ public enum ExpositionParser {
             return out
         }
     }
+}
+
+/// The bytes the parser writes, in memory it grows by doubling; appends are a bounds check and a copy.
+/// Its owner deallocates it.
+private struct ByteSink {
+    private(set) var base: UnsafeMutablePointer<UInt8>
+    var count = 0
+    private var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        base = .allocate(capacity: capacity)
+    }
+
+    @inline(__always)
+    mutating func append(_ bytes: UnsafePointer<UInt8>, count: Int) {
+        if self.count + count > capacity { grow(to: self.count + count) }
+        (base + self.count).update(from: bytes, count: count)
+        self.count += count
+    }
+
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        if count == capacity { grow(to: count + 1) }
+        base[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { if let start = $0.baseAddress { append(start, count: $0.count) } }
+    }
+
+    private mutating func grow(to needed: Int) {
+        capacity = max(needed, capacity * 2)
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        grown.update(from: base, count: count)
+        base.deallocate()
+        base = grown
+    }
+
+    func deallocate() { base.deallocate() }
 }
