@@ -1,0 +1,26 @@
+import Synchronization
+import Testing
+@testable import weave_healthd
+
+@Suite struct HeapTrimmerTests {
+    /// Bursts closer together than the quiet period are trimmed once, after the last of them; a burst
+    /// after that is trimmed again.
+    @Test func trimsOnceAfterTheLastBurstOfAQuietPeriod() async throws {
+        let trims = Atomic<Int>(0)
+        let trimmer = HeapTrimmer(quiet: .milliseconds(500)) { trims.add(1, ordering: .relaxed) }
+        let running = Task { try await trimmer.run() }
+        defer { running.cancel() }
+        for _ in 0..<5 {
+            trimmer.burstEnded()
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(trims.load(ordering: .relaxed) == 0) // 250 ms of bursts, none 500 ms apart
+        try await Task.sleep(for: .milliseconds(1_000))
+        #expect(trims.load(ordering: .relaxed) == 1)
+        trimmer.burstEnded()
+        try await Task.sleep(for: .milliseconds(1_000))
+        #expect(trims.load(ordering: .relaxed) == 2)
+        try await Task.sleep(for: .milliseconds(700))
+        #expect(trims.load(ordering: .relaxed) == 2) // no burst, no trim
+    }
+}
