@@ -8,14 +8,13 @@ import WeavePrometheus
 import WeaveSupport
 import WeaveSystemd
 
-/// weave-healthd: exports a WeaveDI container's figures and health checks as Prometheus metrics
-/// and health endpoints.
-
 // Scrapes of applications allocate buffers of megabytes. The heap keeps them between scrapes (mapping
 // and faulting them in afresh cost a third of a scrape's CPU), and HeapTrimmer gives them back once
 // scrapes stop (Benchmarks/README.md). First, before any thread allocates.
 _ = weave_keep_freed_memory(32 << 20, 256 << 20)
 
+/// weave-healthd: exports a WeaveDI container's figures and health checks as Prometheus metrics
+/// and health endpoints.
 let usage = """
     Usage: weave-healthd [--config FILE]
            weave-healthd --check-config FILE
