@@ -156,7 +156,7 @@ let (reloads, reloadContinuation) = AsyncStream<Void>.makeStream()
 var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
     // Listed in start order; graceful shutdown runs in reverse: STOPPING=1 goes out, reloads stop,
     // then the server fails readiness and drains, then the checks are cancelled.
-    .init(service: MonitorService(source: source, lifecycle: lifecycle, reloads: reloads)),
+    .init(service: MonitorService(source: source, lifecycle: lifecycle, reloads: reloads, listening: { server.boundListeners != nil })),
     .init(service: AppHealthService(source: source, trimmer: trimmer)),
     .init(service: trimmer),
     .init(service: server),

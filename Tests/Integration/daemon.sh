@@ -85,6 +85,19 @@ if [ $rc -eq 78 ] && [[ "$out" == "$WORK/missing.yaml:1:1: cannot read the file"
 out=$("$BIN" --bogus 2>&1); rc=$?
 if [ $rc -eq 64 ]; then ok "unknown argument: exit 64"; else not_ok "unknown argument: exit 64" "rc=$rc $out"; fi
 
+# --- the first round runs once the listeners are bound ------------------------------------
+# A check of the daemon's own port (the embedded configuration has one) must not race the bind:
+# with an interval of an hour, a lost race would hold readiness down for an hour.
+SELF_PORT=$(free_port)
+printf 'listen:\n  - address: 127.0.0.1:%s\nchecks:\n  - name: self-port\n    type: tcp\n    host: 127.0.0.1\n    port: %s\n    interval: 1h\n    groups: [ready]\n' \
+    "$SELF_PORT" "$SELF_PORT" > "$WORK/self-port.yaml"
+"$BIN" --config "$WORK/self-port.yaml" 2> "$WORK/self-port.log" &
+SELF_DAEMON=$!
+PIDS+=("$SELF_DAEMON")
+if wait_for "http://127.0.0.1:$SELF_PORT/readyz" 10; then ok "a check of the daemon's own port passes its first round"
+else not_ok "a check of the daemon's own port passes its first round" "$(curl -s "http://127.0.0.1:$SELF_PORT/readyz?verbose"; grep self-port "$WORK/self-port.log" | head -3)"; fi
+kill -TERM "$SELF_DAEMON"; wait "$SELF_DAEMON" 2>/dev/null
+
 # --- a running daemon ----------------------------------------------------------------------
 "$BIN" --config "$WORK/config.yaml" 2> "$WORK/daemon.log" &
 DAEMON=$!
