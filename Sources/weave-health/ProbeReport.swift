@@ -73,6 +73,17 @@ struct ProbeReport {
 
     // MARK: People
 
+    /// An observed value for people: a duration in its own scale (`688.8µs`, `1.2s`), a percentage or
+    /// another unit as the daemon gave it.
+    static func humanValue(_ value: Double, unit: String?) -> String {
+        switch unit {
+        case "s": return MetricsTable.duration(value)
+        case "%": return decimal(value) + "%"
+        case let unit?: return decimal(value) + " " + unit
+        case nil: return decimal(value)
+        }
+    }
+
     /// One line per check, coloured when `color`.
     func humanText(color: Bool) -> String {
         func paint(_ text: String, _ state: CheckResult.State) -> String { color ? state.paint(text) : text }
@@ -81,7 +92,7 @@ struct ProbeReport {
         for check in checks {
             let mark = check.state == .pass ? "✔" : check.state == .warn ? "!" : "✘"
             var line = "  \(paint(mark, check.state)) \(check.name.padding(to: width))  \(paint(check.state.word.padding(to: 9), check.state))"
-            if let value = check.observedValue { line += "  \(Self.decimal(value))\(check.observedUnit.map { $0 == "%" || $0 == "s" ? $0 : " \($0)" } ?? "")" }
+            if let value = check.observedValue { line += "  " + Self.humanValue(value, unit: check.observedUnit) }
             if let output = check.output { line += "  \(output)" }
             text += line.trimmingWhitespace() + "\n"
         }

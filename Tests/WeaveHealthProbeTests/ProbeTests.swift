@@ -91,6 +91,17 @@ import Testing
         #expect(lines[1...].map(String.init) == ["[CRITICAL] disk-root: 3% free", "[OK] it's", "[OK] exec"])
     }
 
+    @Test func peopleReadDurationsInTheirScale() {
+        let text = report([
+            CheckResult(name: "self-port", state: .pass, observedValue: 0.000688752, observedUnit: "s"),
+            CheckResult(name: "slow", state: .warn, observedValue: 1.25, observedUnit: "s"),
+            CheckResult(name: "disk-root", state: .pass, observedValue: 28.9, observedUnit: "%"),
+            CheckResult(name: "exec", state: .pass, observedValue: 0, observedUnit: "exit"),
+        ]).humanText(color: false)
+        let values = text.split(separator: "\n").dropFirst().map { $0.split(separator: " ").suffix(2).joined(separator: " ") }
+        #expect(values == ["healthy 688.8µs", "degraded 1.3s", "healthy 28.9%", "0 exit"], "\(text)")
+    }
+
     @Test func jsonModeAddsTheProbeToTheDocument() throws {
         let raw = Array(#"{"status":"warn","checks":{"disk:status":[{"status":"warn","output":"low"}]}}"#.utf8)
         let document = try HealthDocument(raw)
