@@ -73,11 +73,19 @@ slow_id=$(id_of slowResolution)
 found=no
 for _ in $(seq 50); do
     journalctl -o json SYSLOG_IDENTIFIER=orders "MESSAGE_ID=$slow_id" > "$WORK/journal.json" 2>/dev/null
-    if grep -q '"WEAVE_SERVICE":"ReportBuilder"' "$WORK/journal.json"; then found=yes; break; fi
+    if grep -q '"WEAVE_DEPENDENCY":"ReportBuilder"' "$WORK/journal.json"; then found=yes; break; fi
     sleep 0.1
 done
 if [ $found = yes ]; then ok "journald has the slow resolution under SYSLOG_IDENTIFIER=orders with its MESSAGE_ID (journalctl -o json)"
 else not_ok "journald: the slow resolution under orders" "$(journalctl -o json SYSLOG_IDENTIFIER=orders | tail -2) $(tail -3 "$WORK/orders.log")"; fi
+# The catalog's explanation of that event names only fields the entry has, and the metric label it points to exists.
+placeholders=$(awk -v id="-- $slow_id" '$0 == id { inside = 1; next } /^-- / { inside = 0 } inside' "$ROOT/systemd/weave-healthd.catalog" \
+    | grep -o '@[A-Z0-9_]*@' | tr -d @ | sort -u)
+absent=$(for field in $placeholders; do grep -q "\"$field\":" "$WORK/journal.json" || echo "$field"; done)
+label=$(grep -o 'weave_resolve_duration_seconds{[a-z_]*=' "$ROOT/systemd/weave-healthd.catalog" | head -1 | sed 's/.*{//; s/=$//')
+if [ -n "$placeholders" ] && [ -z "$absent" ] && [ $found = yes ] && metrics | grep -q "^weave_resolve_duration_seconds_count{app=\"orders\",$label=\"ReportBuilder\""; then
+    ok "the catalog's slow-resolution text uses the entry's fields ($(echo $placeholders)) and the label $label"
+else not_ok "the catalog's slow-resolution text matches the entry" "placeholders: $(echo $placeholders); absent: $(echo $absent); label: $label"; fi
 
 # --- formats: promtool, the Python client, a real Prometheus ----------------------------------------
 out=$(promtool check metrics < "$WORK/metrics.txt" 2>&1); rc=$?
@@ -115,7 +123,8 @@ if grep -q '"orders/Database:status":\[{[^]]*"status":"pass"' <<<"$health" && gr
 else not_ok "/health lists <app>/<check>" "$health"; fi
 curl -s -X POST "http://127.0.0.1:${APP_PORT[billing]}/demo/payments/degrade" > /dev/null
 warned=no
-for _ in $(seq 40); do
+# The app runs its checks every 10 s (HealthCheckSettings' default) and the daemon reads it every 1 s.
+for _ in $(seq 75); do
     curl -s "$URL/health" > "$WORK/health.json"
     if grep -q '^{"status":"warn"' "$WORK/health.json" && grep -q '"billing/payments:status":\[{[^]]*"status":"warn"' "$WORK/health.json"; then warned=yes; break; fi
     sleep 0.2

@@ -111,7 +111,7 @@ extension Container {
             for case (let key, let previous?) in replaced {
                 DILog.log(.warnings, .warning,
                           "Bootstrap replaced the registration of \(key) (was \(previous.scope)); the earlier one is gone",
-                          metadata: ["service": "\(key)"])
+                          metadata: ["dependency": "\(key)"])
             }
             DILog.log(.registration, .info, "Added \(staged.count) registrations at once",
                       metadata: ["registrations": "\(staged.count)", "replaced": "\(replaced.filter { $0.1 != nil }.count)"])

@@ -115,9 +115,9 @@ public final class Container: @unchecked Sendable {
         let replaced = lock.withWriteLock(insert)
         if let replaced {
             DILog.log(.registration, .debug, "Replaced the registration of \(key) (was \(replaced.scope), now \(scope))",
-                      metadata: ["service": "\(key)"])
+                      metadata: ["dependency": "\(key)"])
         } else {
-            DILog.log(.registration, .debug, "Registered \(key) as \(scope)", metadata: ["service": "\(key)"])
+            DILog.log(.registration, .debug, "Registered \(key) as \(scope)", metadata: ["dependency": "\(key)"])
         }
         // `replaced` (and the instance it may hold) is released here, outside the lock.
     }
@@ -589,7 +589,7 @@ public final class Container: @unchecked Sendable {
     @usableFromInline
     /// A miss is a warning (optional APIs are often used for optional services); the rest are errors.
     func report(_ error: ResolutionError) {
-        let metadata: Logger.Metadata = ["service": "\(error.serviceName)", "error": "\(error.kind.rawValue)"]
+        let metadata: Logger.Metadata = ["dependency": "\(error.serviceName)", "error": "\(error.kind.rawValue)"]
         if case .notRegistered = error {
             Hooks.error(service: error.serviceName, error: error) // the other kinds were reported where they arose
             DILog.throttled(.resolutionError, service: error.serviceName, .warnings, .warning, "\(error)", metadata: metadata,

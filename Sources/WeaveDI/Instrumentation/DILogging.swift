@@ -60,7 +60,7 @@ enum DILog {
         guard enabled(category) else { return }
         let admitted = throttle.admit("\(event.messageID) \(service)") { suppressed, window in
             log(category, level, "Suppressed \(suppressed) more \(event.title) records of \(service) in the last \(window)",
-                metadata: event.metadata(["service": "\(service)", "suppressed": "\(suppressed)"]),
+                metadata: event.metadata(["dependency": "\(service)", "suppressed": "\(suppressed)"]),
                 file: file, function: function, line: line)
         }
         guard admitted else { return }

@@ -87,7 +87,7 @@ enum Hooks {
             case .slowResolution(let service, let seconds, let threshold, let throttle):
                 DILog.throttled(.slowResolution, service: service, .warnings, .warning,
                                 "Slow resolution of \(service): \(seconds * 1000) ms (threshold \(threshold))",
-                                metadata: ["service": "\(service)", "duration_usec": "\(Int64(seconds * 1_000_000))",
+                                metadata: ["dependency": "\(service)", "duration_usec": "\(Int64(seconds * 1_000_000))",
                                            "threshold_usec": "\(threshold.totalNanoseconds / 1_000)"],
                                 throttle: throttle)
                 for handler in handlers.withLock({ Array($0.slow.values) }) { handler(service, seconds) }
