@@ -172,7 +172,8 @@ struct KeyPathHolder {
 
     @Test func smallerUpstreamNames() async throws {
         #expect(ExchangeUseCaseKey.previewValue.rate == 1.1)
-        #expect(Container.shared === Container.live)
+        // `shared` is `live`; LiveContainerTests, running meanwhile, may swap `live` between the two reads.
+        #expect((0..<1_000).contains { _ in Container.shared === Container.live })
         let container = Container()
         try await withContainer(container) {
             UnifiedDI.register(\.mailer) { Mailer() }
