@@ -1,13 +1,15 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 import WeaveSupport
 
-/// One HTTP/1.1 GET, over TCP or a Unix socket, with `Connection: close`, a deadline for the whole
-/// exchange (connect, request, response) and a cap on the body. The http check and the scrapes of
-/// applications both fetch through it.
+/// One HTTP/1.1 GET, over TCP or a Unix socket, with a deadline for the whole exchange (connect,
+/// request, response) and a cap on the body. The http check and the scrapes of applications both
+/// fetch through it. Without a `pool` it asks with `Connection: close`; with one, it takes the
+/// target's idle connection when there is one and gives it back after a complete response.
 struct HTTPFetch: Sendable {
-    enum Target: Sendable, Equatable, CustomStringConvertible {
+    enum Target: Sendable, Hashable, CustomStringConvertible {
         case tcp(host: String, port: Int)
         case unix(path: String)
 
@@ -30,6 +32,8 @@ struct HTTPFetch: Sendable {
     struct Response: Sendable {
         let status: Int
         let body: [UInt8]
+        /// Whether the server lets the connection carry another request.
+        var keepAlive = false
     }
 
     let target: Target
@@ -37,23 +41,44 @@ struct HTTPFetch: Sendable {
     let maxBodyBytes: Int
     let overflow: Overflow
     let group: any EventLoopGroup
+    var pool: ConnectionPool? = nil
 
     func get(_ path: String, host: String, headers extra: [(String, String)] = []) async throws -> Response {
+        let deadline = ContinuousClock.now + timeout
+        if let pool, let idle = pool.take(target) {
+            let promise = idle.eventLoop.makePromise(of: Response.self)
+            do {
+                try await idle.eventLoop.submit { [maxBodyBytes, overflow] in
+                    // On the event loop: a connection still open here tells the collector when it closes.
+                    guard idle.isActive else { throw StaleConnection() }
+                    try idle.pipeline.syncOperations.addHandler(
+                        ResponseCollector(promise: promise, maxBodyBytes: maxBodyBytes, overflow: overflow), name: ResponseCollector.name)
+                }.get()
+                return try await exchange(on: idle, promise, path, host: host, headers: extra, within: timeout)
+            } catch is StaleConnection {
+                // The server closed the idle connection meanwhile: once more, on a new one.
+                promise.fail(StaleConnection()) // completes it if nothing else did
+                idle.close(promise: nil)
+            }
+        }
+        let left = deadline - .now
+        guard left > .zero else { throw FetchFailure("no complete response within \(timeout)") }
         let loop = group.next()
         let promise = loop.makePromise(of: Response.self)
-        let deadline = loop.scheduleTask(in: .nanoseconds(timeout.totalNanoseconds)) {
-            promise.fail(FetchFailure("no complete response within \(timeout)"))
-        }
-        promise.futureResult.whenComplete { _ in deadline.cancel() }
-        let bootstrap = ClientBootstrap(group: loop)
-            .connectTimeout(.nanoseconds(timeout.totalNanoseconds))
+        var bootstrap = ClientBootstrap(group: loop)
+            .connectTimeout(.nanoseconds(left.totalNanoseconds))
             .channelInitializer { [maxBodyBytes, overflow] channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
                     try channel.pipeline.syncOperations.addHandler(
-                        ResponseCollector(promise: promise, maxBodyBytes: maxBodyBytes, overflow: overflow))
+                        ResponseCollector(promise: promise, maxBodyBytes: maxBodyBytes, overflow: overflow), name: ResponseCollector.name)
                 }
             }
+        if pool != nil {
+            // A connection kept idle keeps its receive buffers too: one, of at most 16 KiB.
+            bootstrap = bootstrap.channelOption(.maxMessagesPerRead, value: 1)
+                .channelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 1_024, initial: 16_384, maximum: 16_384))
+        }
         let channel: any Channel
         do {
             switch target {
@@ -64,31 +89,102 @@ struct HTTPFetch: Sendable {
             promise.fail(error) // a promise must be completed, or NIO reports it leaked
             throw error
         }
-        promise.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        do {
+            return try await exchange(on: channel, promise, path, host: host, headers: extra, within: deadline - .now)
+        } catch is StaleConnection {
+            throw FetchFailure("the connection closed before a complete response")
+        }
+    }
+
+    /// Sends the request on `channel`, whose collector completes `promise`; the connection then goes
+    /// back to the pool (after a whole response the server keeps the connection open for) or is closed.
+    private func exchange(on channel: any Channel, _ promise: EventLoopPromise<Response>, _ path: String, host: String,
+                          headers extra: [(String, String)], within timeout: Duration) async throws -> Response {
+        let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(max(timeout.totalNanoseconds, 0))) { [limit = self.timeout] in
+            promise.fail(FetchFailure("no complete response within \(limit)"))
+        }
+        promise.futureResult.whenComplete { [pool, target] result in
+            deadline.cancel()
+            guard let pool, case .success(let response) = result, response.keepAlive, channel.isActive else {
+                channel.close(promise: nil)
+                return
+            }
+            channel.pipeline.removeHandler(name: ResponseCollector.name).whenComplete { removed in
+                if case .success = removed, channel.isActive { pool.put(channel, for: target) } else { channel.close(promise: nil) }
+            }
+        }
         var fields = HTTPHeaders()
         fields.add(name: "Host", value: host)
         fields.add(name: "User-Agent", value: "weave-healthd/\(Defaults.version)")
-        fields.add(name: "Connection", value: "close")
+        if pool == nil { fields.add(name: "Connection", value: "close") }
         for (name, value) in extra { fields.add(name: name, value: value) }
         channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: fields)), promise: nil)
         channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
         return try await withTaskCancellationHandler {
-            try await promise.futureResult.get()
+            do {
+                return try await promise.futureResult.get()
+            } catch let failure as FetchFailure where failure.beforeAnswer {
+                throw StaleConnection()
+            }
         } onCancel: {
             promise.fail(CancellationError())
         }
     }
 }
 
+/// A connection closed before any byte of its response came back: on a connection taken from the
+/// pool, the server's idle timeout, worth one more try on a new connection.
+private struct StaleConnection: Error {}
+
+/// Idle connections to the applications, at most one per target, for the next scrape or health
+/// round: a new connection costs an application about as much CPU as rendering its metrics
+/// (Benchmarks/README.md). A connection that closed while idle is dropped when taken.
+final class ConnectionPool: Sendable {
+    private let idle = Mutex<[HTTPFetch.Target: any Channel]>([:])
+
+    init() {}
+
+    /// The target's idle connection, if it is still open; it is the caller's until it is put back.
+    func take(_ target: HTTPFetch.Target) -> (any Channel)? {
+        guard let channel = idle.withLock({ $0.removeValue(forKey: target) }) else { return nil }
+        guard channel.isActive else {
+            channel.close(promise: nil)
+            return nil
+        }
+        return channel
+    }
+
+    /// Keeps `channel` as the target's idle connection (one that was there is closed).
+    func put(_ channel: any Channel, for target: HTTPFetch.Target) {
+        let previous = idle.withLock { $0.updateValue(channel, forKey: target) }
+        previous?.close(promise: nil)
+    }
+
+    /// Closes the idle connections of targets not in `targets` (applications that left).
+    func closeAll(except targets: Set<HTTPFetch.Target> = []) {
+        let closing = idle.withLock { idle in
+            let gone = idle.filter { !targets.contains($0.key) }
+            for target in gone.keys { idle[target] = nil }
+            return Array(gone.values)
+        }
+        for channel in closing { channel.close(promise: nil) }
+    }
+
+    deinit { closeAll() }
+}
+
 /// Why a fetch failed, in an operator's words.
 struct FetchFailure: Error, CustomStringConvertible {
     let description: String
+    /// The connection closed before any of the response came back.
+    var beforeAnswer = false
     init(_ description: String) { self.description = description }
 }
 
 /// Collects one response: its status and body, up to the cap.
-private final class ResponseCollector: ChannelInboundHandler {
+private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
+    static let name = "weave.response"
     private let promise: EventLoopPromise<HTTPFetch.Response>
     private let maxBodyBytes: Int
     private let overflow: HTTPFetch.Overflow
@@ -129,7 +225,7 @@ private final class ResponseCollector: ChannelInboundHandler {
 
     private func finish() {
         guard let head else { return }
-        promise.succeed(HTTPFetch.Response(status: Int(head.status.code), body: body))
+        promise.succeed(HTTPFetch.Response(status: Int(head.status.code), body: body, keepAlive: head.isKeepAlive))
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -137,7 +233,7 @@ private final class ResponseCollector: ChannelInboundHandler {
         case let error as NIOHTTPDecoderError where error == .unsolicitedResponse:
             promise.fail(FetchFailure("not an HTTP response (it spoke before it was asked)"))
         case let error as HTTPParserError where error == .invalidEOFState:
-            promise.fail(FetchFailure("the connection closed before a complete response"))
+            promise.fail(closedEarly)
         case is HTTPParserError, is NIOHTTPDecoderError:
             promise.fail(FetchFailure("not an HTTP response (\(error))"))
         default:
@@ -147,6 +243,12 @@ private final class ResponseCollector: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        promise.fail(FetchFailure("the connection closed before a complete response"))
+        promise.fail(closedEarly)
+    }
+
+    private var closedEarly: FetchFailure {
+        var failure = FetchFailure("the connection closed before a complete response")
+        failure.beforeAnswer = head == nil
+        return failure
     }
 }

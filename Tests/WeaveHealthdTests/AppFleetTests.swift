@@ -135,4 +135,44 @@ private final class Store: HealthCheckable {
         orders.cancel()
         _ = try? await orders.value
     }
+
+    /// One connection per application carries its scrapes and health rounds (a new one costs the
+    /// application about as much as rendering its metrics); a connection its peer closed between two
+    /// requests is replaced without the application being reported down.
+    @Test func reusesOneConnectionPerApplication() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let accepted = Locked<[String: Int]>([:])
+        /// Answers each request on `client` with a one-series exposition; after the first if `once`.
+        @Sendable func serve(_ name: String, _ client: Int32, once: Bool) {
+            accepted.withLock { $0[name, default: 0] += 1 }
+            let body = "# TYPE up gauge\nup 1\n# EOF\n"
+            let response = "HTTP/1.1 200 OK\r\nContent-Type: application/openmetrics-text; version=1.0.0\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+            var pending: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            while true {
+                let count = recv(client, &buffer, buffer.count, 0)
+                if count <= 0 { break }
+                pending += buffer[..<count]
+                while let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
+                    pending.removeSubrange(..<end.upperBound)
+                    _ = response.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+                    if once { close(client); return }
+                }
+            }
+            close(client)
+        }
+        let keeper = try startImpostor("keeper") { serve("keeper", $0, once: false) }
+        let closer = try startImpostor("closer") { serve("closer", $0, once: true) }
+        defer { for fd in [keeper, closer] { shutdown(fd, Int32(SHUT_RDWR)); close(fd) } }
+
+        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(2), budget: .seconds(5)),
+                             group: MultiThreadedEventLoopGroup.singleton)
+        for _ in 0..<3 {
+            let up = Dictionary(uniqueKeysWithValues: await fleet.scrape().map { ($0.target.name, $0.families != nil) })
+            #expect(up == ["closer": true, "keeper": true])
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(accepted.withLock { $0 } == ["closer": 3, "keeper": 1])
+    }
 }

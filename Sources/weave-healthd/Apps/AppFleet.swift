@@ -17,6 +17,8 @@ final class AppFleet: Sendable {
     private let group: any EventLoopGroup
     private let logger: Logger
     private let states = Locked<[String: AppState]>([:])
+    /// One idle connection per application between its scrapes and health rounds.
+    private let connections = ConnectionPool()
 
     /// What the daemon knows of one application.
     struct AppState: Sendable {
@@ -158,7 +160,7 @@ final class AppFleet: Sendable {
                 let left = deadline - start
                 guard left > .zero else { throw FetchFailure("the scrape budget of \(configuration.budget) was spent before it was asked") }
                 let fetch = HTTPFetch(target: target.address, timeout: min(configuration.timeout, left),
-                                      maxBodyBytes: configuration.maxResponseBytes, overflow: .fail, group: group)
+                                      maxBodyBytes: configuration.maxResponseBytes, overflow: .fail, group: group, pool: connections)
                 let response = try await fetch.get(target.pathPrefix + path, host: target.host, headers: [("Accept", accept)])
                 outcome = Result { () throws(FetchFailure) in try read(target, response) }
             } catch {
@@ -168,6 +170,7 @@ final class AppFleet: Sendable {
             return (target, outcome, ContinuousClock.now - start)
         }
         forgetAllBut(targets.map(\.name))
+        connections.closeAll(except: Set(targets.map(\.address)))
         return answers
     }
 
