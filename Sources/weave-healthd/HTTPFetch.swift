@@ -97,21 +97,15 @@ struct HTTPFetch: Sendable {
     }
 
     /// Sends the request on `channel`, whose collector completes `promise`; the connection then goes
-    /// back to the pool (after a whole response the server keeps the connection open for) or is closed.
+    /// back to the pool or is closed.
     private func exchange(on channel: any Channel, _ promise: EventLoopPromise<Response>, _ path: String, host: String,
                           headers extra: [(String, String)], within timeout: Duration) async throws -> Response {
         let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(max(timeout.totalNanoseconds, 0))) { [limit = self.timeout] in
             promise.fail(FetchFailure("no complete response within \(limit)"))
         }
-        promise.futureResult.whenComplete { [pool, target] result in
+        promise.futureResult.whenComplete { result in
             deadline.cancel()
-            guard let pool, case .success(let response) = result, response.keepAlive, channel.isActive else {
-                channel.close(promise: nil)
-                return
-            }
-            channel.pipeline.removeHandler(name: ResponseCollector.name).whenComplete { removed in
-                if case .success = removed, channel.isActive { pool.put(channel, for: target) } else { channel.close(promise: nil) }
-            }
+            if case .failure = result { channel.close(promise: nil) }
         }
         var fields = HTTPHeaders()
         fields.add(name: "Host", value: host)
@@ -120,7 +114,7 @@ struct HTTPFetch: Sendable {
         for (name, value) in extra { fields.add(name: name, value: value) }
         channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: fields)), promise: nil)
         channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
-        return try await withTaskCancellationHandler {
+        let response = try await withTaskCancellationHandler {
             do {
                 return try await promise.futureResult.get()
             } catch let failure as FetchFailure where failure.beforeAnswer {
@@ -129,6 +123,15 @@ struct HTTPFetch: Sendable {
         } onCancel: {
             promise.fail(CancellationError())
         }
+        // Back in the pool before the caller has the response, so its next request finds it there;
+        // only after a whole response the server keeps the connection open for.
+        if let pool, response.keepAlive, channel.isActive,
+           (try? await channel.pipeline.removeHandler(name: ResponseCollector.name).get()) != nil, channel.isActive {
+            pool.put(channel, for: target)
+        } else {
+            channel.close(promise: nil)
+        }
+        return response
     }
 }
 

@@ -166,7 +166,8 @@ private final class Store: HealthCheckable {
         let closer = try startImpostor("closer") { serve("closer", $0, once: true) }
         defer { for fd in [keeper, closer] { shutdown(fd, Int32(SHUT_RDWR)); close(fd) } }
 
-        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(2), budget: .seconds(5)),
+        // Generous clocks: other tests may hold the cooperative pool's threads for seconds (this test counts connections).
+        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(30), budget: .seconds(60)),
                              group: MultiThreadedEventLoopGroup.singleton)
         for _ in 0..<3 {
             let up = Dictionary(uniqueKeysWithValues: await fleet.scrape().map { ($0.target.name, $0.families != nil) })
