@@ -51,8 +51,7 @@ struct HTTPFetch: Sendable {
                 try await idle.eventLoop.submit { [maxBodyBytes, overflow] in
                     // On the event loop: a connection still open here tells the collector when it closes.
                     guard idle.isActive else { throw StaleConnection() }
-                    try idle.pipeline.syncOperations.addHandler(
-                        ResponseCollector(promise: promise, maxBodyBytes: maxBodyBytes, overflow: overflow), name: ResponseCollector.name)
+                    try ResponseCollector.install(on: idle, promise: promise, maxBodyBytes: maxBodyBytes, overflow: overflow)
                 }.get()
                 return try await exchange(on: idle, promise, path, host: host, headers: extra, within: timeout)
             } catch is StaleConnection {
@@ -70,8 +69,7 @@ struct HTTPFetch: Sendable {
             .channelInitializer { [maxBodyBytes, overflow] channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(
-                        ResponseCollector(promise: promise, maxBodyBytes: maxBodyBytes, overflow: overflow), name: ResponseCollector.name)
+                    try ResponseCollector.install(on: channel, promise: promise, maxBodyBytes: maxBodyBytes, overflow: overflow)
                 }
             }
         if pool != nil {
@@ -92,7 +90,7 @@ struct HTTPFetch: Sendable {
         do {
             return try await exchange(on: channel, promise, path, host: host, headers: extra, within: deadline - .now)
         } catch is StaleConnection {
-            throw FetchFailure("the connection closed before a complete response")
+            throw FetchFailure(FetchFailure.closedEarly)
         }
     }
 
@@ -178,6 +176,7 @@ final class ConnectionPool: Sendable {
 
 /// Why a fetch failed, in an operator's words.
 struct FetchFailure: Error, CustomStringConvertible {
+    static let closedEarly = "the connection closed before a complete response"
     let description: String
     /// The connection closed before any of the response came back.
     var beforeAnswer = false
@@ -188,6 +187,14 @@ struct FetchFailure: Error, CustomStringConvertible {
 private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     static let name = "weave.response"
+
+    /// Adds a collector for one response to `channel`'s pipeline, on its event loop; the pool takes
+    /// it out by `name` before keeping the connection.
+    static func install(on channel: any Channel, promise: EventLoopPromise<HTTPFetch.Response>, maxBodyBytes: Int,
+                        overflow: HTTPFetch.Overflow) throws {
+        try channel.pipeline.syncOperations.addHandler(ResponseCollector(promise: promise, maxBodyBytes: maxBodyBytes, overflow: overflow),
+                                                       name: name)
+    }
     private let promise: EventLoopPromise<HTTPFetch.Response>
     private let maxBodyBytes: Int
     private let overflow: HTTPFetch.Overflow
@@ -250,7 +257,7 @@ private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHa
     }
 
     private var closedEarly: FetchFailure {
-        var failure = FetchFailure("the connection closed before a complete response")
+        var failure = FetchFailure(FetchFailure.closedEarly)
         failure.beforeAnswer = head == nil
         return failure
     }
