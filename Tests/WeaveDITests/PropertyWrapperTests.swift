@@ -23,6 +23,28 @@ private final class Screen {
     @SafeInject var missing: UserRepository?
 }
 
+/// The same wrappers outside a final class: a class reads them through their `_enclosingInstance`
+/// subscript, a struct through `wrappedValue`.
+private struct ScreenState {
+    @Inject var repository: Repository?
+    @Injected var greeter: (any Greeter)?
+    @Injected(\.clockName) var clockName
+    @SafeInject var missing: UserRepository?
+}
+
+private class BaseScreen<Extra> {
+    @Inject var repository: Repository?
+    @Injected(\.clockName) var clockName
+    var extra: Extra?
+}
+
+private final class DerivedScreen: BaseScreen<Int> {}
+
+private actor ScreenActor {
+    @Inject var settings: Settings?
+    func settingsName() -> String? { settings?.name }
+}
+
 @Suite struct PropertyWrapperTests {
     private func makeContainer() -> Container {
         let container = Container()
@@ -45,6 +67,33 @@ private final class Screen {
             #expect(screen.clockName == "continuous")
             #expect(screen.missing == nil)
             #expect(throws: ResolutionError.self) { try screen.missing.getValue() }
+        }
+    }
+
+    @Test func wrappersInStructsSubclassesAndActorsKeepTheirFirstValue() async {
+        let container = makeContainer()
+        await withContainer(container) {
+            let state = ScreenState()
+            let first = state.repository
+            #expect(first?.settings.name == "repo")
+            #expect(state.repository === first) // a transient registration, kept by the wrapper
+            #expect(state.greeter?.greet() == "hello 1")
+            #expect(state.clockName == "continuous")
+            #expect(state.missing == nil)
+            var copy = state
+            #expect(copy.repository === first) // copies share what the wrapper kept
+            copy = ScreenState()
+            #expect(copy.repository !== first)
+
+            let derived = DerivedScreen()
+            let kept = derived.repository
+            #expect(kept?.settings.name == "repo")
+            #expect(derived.repository === kept)
+            #expect((derived as BaseScreen<Int>).repository === kept)
+            #expect(derived.clockName == "continuous")
+
+            let actor = ScreenActor()
+            #expect(await actor.settingsName() == "global")
         }
     }
 

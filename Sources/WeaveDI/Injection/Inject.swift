@@ -4,13 +4,15 @@
 @propertyWrapper
 public struct Inject<T>: Sendable {
     @usableFromInline let name: String?
-    @usableFromInline let storage: LazyValue<T>
+    @usableFromInline let storage: LazyValue<T?>
+    @usableFromInline let unretained: UnretainedLazyValue<T?>
 
     /// Resolves the type's default registration.
     @inlinable
     public init() {
         name = nil
         storage = LazyValue() // here, not as the property's initial value: an inlinable init is specialized
+        unretained = UnretainedLazyValue(storage)
     }
 
     /// Resolves the registration named `name`.
@@ -18,6 +20,7 @@ public struct Inject<T>: Sendable {
     public init(_ name: String) {
         self.name = name
         storage = LazyValue()
+        unretained = UnretainedLazyValue(storage)
     }
 
     @inlinable
@@ -29,5 +32,17 @@ public struct Inject<T>: Sendable {
         }
         guard let resolved else { return nil }
         return storage.keep(resolved)
+    }
+
+    /// The read of a wrapper in a class: its kept value without copying the wrapper (see
+    /// `UnretainedLazyValue`), else the first access.
+    @inlinable
+    public static subscript<Holder: AnyObject>(
+        _enclosingInstance holder: Holder,
+        wrapped _: KeyPath<Holder, T?>,
+        storage wrapper: ReferenceWritableKeyPath<Holder, Self>
+    ) -> T? {
+        if let kept = holder[keyPath: wrapper].unretained.kept { return kept }
+        return holder[keyPath: wrapper].wrappedValue
     }
 }

@@ -10,7 +10,8 @@ public struct Injected<Value>: Sendable {
     /// Set for `init(_:)` with a key path; otherwise `fromContainer` resolves.
     @usableFromInline let keyPath: (KeyPath<InjectedValues, Value> & Sendable)?
     @usableFromInline let fromContainer: (@Sendable (Container) -> Value)?
-    @usableFromInline let storage: LazyValue<Value>
+    @usableFromInline let storage: LazyValue<Value?>
+    @usableFromInline let unretained: UnretainedLazyValue<Value?>
 
     /// Resolves the wrapped type of the optional property from the current container.
     @inlinable
@@ -18,6 +19,7 @@ public struct Injected<Value>: Sendable {
         keyPath = nil
         fromContainer = { Value.resolved(from: $0) }
         storage = LazyValue() // here, not as the property's initial value: an inlinable init is specialized
+        unretained = UnretainedLazyValue(storage)
     }
 
     /// Resolves the property's type from the current container; traps with `requireResolve`'s
@@ -27,6 +29,7 @@ public struct Injected<Value>: Sendable {
         keyPath = nil
         fromContainer = { $0.requireResolve(Value.self) }
         storage = LazyValue()
+        unretained = UnretainedLazyValue(storage)
     }
 
     /// Reads `key`'s value from the task's `InjectedValues` (an override, the container's
@@ -36,6 +39,7 @@ public struct Injected<Value>: Sendable {
         keyPath = nil
         fromContainer = { _ in InjectedValues.current[K.self] }
         storage = LazyValue()
+        unretained = UnretainedLazyValue(storage)
     }
 
     /// Resolves the concrete type `type`; the property is `T?`.
@@ -44,6 +48,7 @@ public struct Injected<Value>: Sendable {
         keyPath = nil
         fromContainer = { $0.resolve(T.self) }
         storage = LazyValue()
+        unretained = UnretainedLazyValue(storage)
     }
 
     /// Reads `keyPath` from the task's `InjectedValues`.
@@ -52,13 +57,27 @@ public struct Injected<Value>: Sendable {
         self.keyPath = keyPath
         fromContainer = nil
         storage = LazyValue()
+        unretained = UnretainedLazyValue(storage)
     }
 
     @inlinable
     public var wrappedValue: Value {
         if let kept = storage.kept { return kept }
-        if let keyPath { return storage.keep(InjectedValues.current[keyPath: keyPath]) }
-        return storage.keep(Container.withCurrent(fromContainer.unsafelyUnwrapped))
+        // `keep` returns the value it was given or another thread's: never nil.
+        if let keyPath { return storage.keep(InjectedValues.current[keyPath: keyPath]).unsafelyUnwrapped }
+        return storage.keep(Container.withCurrent(fromContainer.unsafelyUnwrapped)).unsafelyUnwrapped
+    }
+
+    /// The read of a wrapper in a class: its kept value without copying the wrapper (see
+    /// `UnretainedLazyValue`), else the first access.
+    @inlinable
+    public static subscript<Holder: AnyObject>(
+        _enclosingInstance holder: Holder,
+        wrapped _: KeyPath<Holder, Value>,
+        storage wrapper: ReferenceWritableKeyPath<Holder, Self>
+    ) -> Value {
+        if let kept = holder[keyPath: wrapper].unretained.kept { return kept }
+        return holder[keyPath: wrapper].wrappedValue
     }
 }
 

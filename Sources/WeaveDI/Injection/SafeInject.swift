@@ -4,11 +4,13 @@
 ///     let value = try store.getValue()   // throws ResolutionError.notRegistered naming Store
 @propertyWrapper
 public struct SafeInject<T>: Sendable {
-    @usableFromInline let storage: LazyValue<T>
+    @usableFromInline let storage: LazyValue<T?>
+    @usableFromInline let unretained: UnretainedLazyValue<T?>
 
     @inlinable
     public init() {
         storage = LazyValue() // here, not as the property's initial value: an inlinable init is specialized
+        unretained = UnretainedLazyValue(storage)
     }
 
     @inlinable
@@ -16,6 +18,18 @@ public struct SafeInject<T>: Sendable {
         if let kept = storage.kept { return kept }
         guard let resolved = Container.withCurrent({ $0.resolve(T.self) }) else { return nil }
         return storage.keep(resolved)
+    }
+
+    /// The read of a wrapper in a class: its kept value without copying the wrapper (see
+    /// `UnretainedLazyValue`), else the first access.
+    @inlinable
+    public static subscript<Holder: AnyObject>(
+        _enclosingInstance holder: Holder,
+        wrapped _: KeyPath<Holder, T?>,
+        storage wrapper: ReferenceWritableKeyPath<Holder, Self>
+    ) -> T? {
+        if let kept = holder[keyPath: wrapper].unretained.kept { return kept }
+        return holder[keyPath: wrapper].wrappedValue
     }
 }
 
