@@ -71,12 +71,13 @@ extension Container {
     @inlinable
     static func withOverride<R>(_ body: (Container) -> R) -> R {
         if let scoped = ThreadFrame.current.pointee.scopedOverride { return scoped._withUnsafeGuaranteedRef(body) }
-        if let override = currentOverride() { return body(override) }
+        if let override = currentOverride() { return override._withUnsafeGuaranteedRef(body) }
         return withLive(body)
     }
 
+    /// The task's override, not retained (`body` runs inside its scope).
     @usableFromInline
-    static func currentOverride() -> Container? { override }
+    static func currentOverride() -> Unmanaged<Container>? { $override.boundObject() }
 
     /// Adds the registrations `configure` makes to the current container (`live`, unless a test
     /// overrides it with `withContainer`), all at once when it returns:

@@ -52,8 +52,12 @@ public struct InjectedValues: Sendable {
     /// (`withInjectedValues`), none has any, and this skips the task-local read.
     @inlinable
     public static var current: InjectedValues {
-        injectedValuesSet.load(ordering: .relaxed) ? taskValues : InjectedValues()
+        injectedValuesSet.load(ordering: .relaxed) ? boundTaskValues() ?? InjectedValues() : InjectedValues()
     }
+
+    /// The values set in this task, if any (`taskValues` without `TaskLocal.get()`'s generic copy).
+    @usableFromInline
+    static func boundTaskValues() -> InjectedValues? { $taskValues.boundValue() }
 
     @usableFromInline @TaskLocal static var taskValues = InjectedValues()
 }
