@@ -79,6 +79,23 @@ extension InjectedValues {
         #expect(InjectedValues.current.greeting == "test")
     }
 
+    @Test func nestedOverridesReplaceAndAddKeys() {
+        withInjectedValues({ $0.greeting = "first"; $0.greeting = "second" }) {
+            #expect(InjectedValues.current.greeting == "second")
+            withInjectedValues({ $0.port = 1 }) {
+                #expect(InjectedValues.current.greeting == "second")
+                #expect(InjectedValues.current.port == 1)
+                withInjectedValues({ $0.greeting = "third" }) {
+                    #expect(InjectedValues.current.greeting == "third")
+                    #expect(InjectedValues.current.port == 1)
+                }
+                #expect(InjectedValues.current.greeting == "second")
+            }
+            #expect(InjectedValues.current.port == 9000)
+        }
+        #expect(InjectedValues().greeting == "test")
+    }
+
     @Test func externalValuesComeAfterTheTasksOwnAndBeforeContainers() {
         InjectedValues.installExternalValues(ExternalGreetings())
         let container = Container()

@@ -27,4 +27,18 @@ public struct Factory<T>: Sendable {
         }
         return value
     }
+
+    /// The read of a wrapper in a class, without copying the wrapper out of the object first.
+    @inlinable
+    public static subscript<Holder: AnyObject>(
+        _enclosingInstance holder: Holder,
+        wrapped _: KeyPath<Holder, T>,
+        storage wrapper: ReferenceWritableKeyPath<Holder, Self>
+    ) -> T {
+        // Always inlined: the key path is then a constant the optimizer turns into a field load.
+        @inline(__always) get {
+            if holder[keyPath: wrapper].keyPath == nil { return Container.withCurrent { $0.requireResolve(T.self) } }
+            return holder[keyPath: wrapper].wrappedValue
+        }
+    }
 }

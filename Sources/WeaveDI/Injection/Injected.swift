@@ -76,8 +76,11 @@ public struct Injected<Value>: Sendable {
         wrapped _: KeyPath<Holder, Value>,
         storage wrapper: ReferenceWritableKeyPath<Holder, Self>
     ) -> Value {
-        if let kept = holder[keyPath: wrapper].unretained.kept { return kept }
-        return holder[keyPath: wrapper].wrappedValue
+        // Always inlined: the key path is then a constant the optimizer turns into a field load.
+        @inline(__always) get {
+            if let kept = holder[keyPath: wrapper].unretained.kept { return kept }
+            return holder[keyPath: wrapper].wrappedValue
+        }
     }
 }
 

@@ -10,8 +10,10 @@ import Synchronization
 ///         }
 ///     }
 public struct InjectedValues: Sendable {
-    /// The values set in this task, by key identity: few, so a linear scan beats hashing.
-    @usableFromInline var overrides: [(key: ObjectIdentifier, box: AnyObject & Sendable)] = []
+    /// The values set in this task, by key identity: few, so a linear scan beats hashing. Nil
+    /// rather than empty until one is set, so the values most reads make (none set) hold no
+    /// reference to retain and release.
+    @usableFromInline var overrides: [(key: ObjectIdentifier, box: AnyObject & Sendable)]? = nil
 
     @inlinable public init() {}
 
@@ -26,10 +28,10 @@ public struct InjectedValues: Sendable {
         set {
             let id = ObjectIdentifier(key)
             let box = InjectedBox(newValue)
-            if let index = overrides.firstIndex(where: { $0.key == id }) {
-                overrides[index].box = box
+            if let index = overrides?.firstIndex(where: { $0.key == id }) {
+                overrides![index].box = box
             } else {
-                overrides.append((id, box))
+                overrides = (overrides ?? []) + [(id, box)]
             }
         }
     }
@@ -39,9 +41,11 @@ public struct InjectedValues: Sendable {
     @inlinable @inline(__always)
     public func value<K: InjectedKey>(for key: K.Type, external: () -> K.Value?) -> K.Value {
         let id = ObjectIdentifier(key)
-        for entry in overrides where entry.key == id {
-            // Safe: the box under `K`'s identity was made by the subscript's setter for `K`.
-            return unsafeDowncast(entry.box, to: InjectedBox<K.Value>.self).value
+        if let overrides {
+            for entry in overrides where entry.key == id {
+                // Safe: the box under `K`'s identity was made by the subscript's setter for `K`.
+                return unsafeDowncast(entry.box, to: InjectedBox<K.Value>.self).value
+            }
         }
         if let set = external() { return set }
         if let registered = ContainerValues.value(K.Value.self) { return registered }

@@ -28,8 +28,11 @@ public struct SafeInject<T>: Sendable {
         wrapped _: KeyPath<Holder, T?>,
         storage wrapper: ReferenceWritableKeyPath<Holder, Self>
     ) -> T? {
-        if let kept = holder[keyPath: wrapper].unretained.kept { return kept }
-        return holder[keyPath: wrapper].wrappedValue
+        // Always inlined: the key path is then a constant the optimizer turns into a field load.
+        @inline(__always) get {
+            if let kept = holder[keyPath: wrapper].unretained.kept { return kept }
+            return holder[keyPath: wrapper].wrappedValue
+        }
     }
 }
 
