@@ -40,6 +40,14 @@ private class BaseScreen<Extra> {
 
 private final class DerivedScreen: BaseScreen<Int> {}
 
+/// A key path held in a variable takes `Injected`'s key-path init; a literal, its function init.
+private let clockNamePath: KeyPath<InjectedValues, String> & Sendable = \.clockName
+
+private final class PathScreen {
+    @Injected(clockNamePath) var clockName
+    @Injected({ $0.clockName.uppercased() }) var shouted
+}
+
 private actor ScreenActor {
     @Inject var settings: Settings?
     func settingsName() -> String? { settings?.name }
@@ -122,6 +130,8 @@ private actor ScreenActor {
     @Test func injectedKeyPathHonoursOverrides() {
         withInjectedValues({ $0.clockName = "test-clock" }) {
             #expect(Screen().clockName == "test-clock")
+            #expect(PathScreen().clockName == "test-clock")
+            #expect(PathScreen().shouted == "TEST-CLOCK")
         }
     }
 }

@@ -7,8 +7,8 @@
 ///     @Injected(ClockKey.self) var clock            // through the InjectedKey itself
 @propertyWrapper
 public struct Injected<Value>: Sendable {
-    /// Set for `init(_:)` with a key path; otherwise `fromContainer` resolves.
-    @usableFromInline let keyPath: (KeyPath<InjectedValues, Value> & Sendable)?
+    /// Set for the inits that read `InjectedValues`; otherwise `fromContainer` resolves.
+    @usableFromInline let fromValues: (@Sendable (InjectedValues) -> Value)?
     @usableFromInline let fromContainer: (@Sendable (Container) -> Value)?
     @usableFromInline let storage: LazyValue<Value?>
     @usableFromInline let unretained: UnretainedLazyValue<Value?>
@@ -16,7 +16,7 @@ public struct Injected<Value>: Sendable {
     /// Resolves the wrapped type of the optional property from the current container.
     @inlinable
     public init() where Value: InjectableOptional {
-        keyPath = nil
+        fromValues = nil
         fromContainer = { Value.resolved(from: $0) }
         storage = LazyValue() // here, not as the property's initial value: an inlinable init is specialized
         unretained = UnretainedLazyValue(storage)
@@ -26,7 +26,7 @@ public struct Injected<Value>: Sendable {
     /// diagnostic (the type and near registered names) when it is not registered.
     @inlinable
     public init() {
-        keyPath = nil
+        fromValues = nil
         fromContainer = { $0.requireResolve(Value.self) }
         storage = LazyValue()
         unretained = UnretainedLazyValue(storage)
@@ -36,8 +36,8 @@ public struct Injected<Value>: Sendable {
     /// registration of its value type, or its default), as `init(_:)` with a key path does.
     @inlinable
     public init<K>(_ key: K.Type) where K: InjectedKey & SendableMetatype, K.Value == Value {
-        keyPath = nil
-        fromContainer = { _ in InjectedValues.current[K.self] }
+        fromValues = { $0[K.self] }
+        fromContainer = nil
         storage = LazyValue()
         unretained = UnretainedLazyValue(storage)
     }
@@ -45,16 +45,27 @@ public struct Injected<Value>: Sendable {
     /// Resolves the concrete type `type`; the property is `T?`.
     @inlinable
     public init<T>(_ type: T.Type) where Value == T? {
-        keyPath = nil
+        fromValues = nil
         fromContainer = { $0.resolve(T.self) }
         storage = LazyValue()
         unretained = UnretainedLazyValue(storage)
     }
 
-    /// Reads `keyPath` from the task's `InjectedValues`.
+    /// Reads `read(InjectedValues.current)`: what a key path literal becomes, `@Injected(\.clock)`,
+    /// which then calls the property's getter directly (no key path object is made or applied).
     @inlinable
+    public init(_ read: @escaping @Sendable (InjectedValues) -> Value) {
+        fromValues = read
+        fromContainer = nil
+        storage = LazyValue()
+        unretained = UnretainedLazyValue(storage)
+    }
+
+    /// Reads `keyPath` from the task's `InjectedValues` (a key path held in a variable; a literal
+    /// takes `init(_:)` with a function, which is faster).
+    @inlinable @_disfavoredOverload
     public init(_ keyPath: KeyPath<InjectedValues, Value> & Sendable) {
-        self.keyPath = keyPath
+        fromValues = { $0[keyPath: keyPath] }
         fromContainer = nil
         storage = LazyValue()
         unretained = UnretainedLazyValue(storage)
@@ -64,7 +75,7 @@ public struct Injected<Value>: Sendable {
     public var wrappedValue: Value {
         if let kept = storage.kept { return kept }
         // `keep` returns the value it was given or another thread's: never nil.
-        if let keyPath { return storage.keep(InjectedValues.current[keyPath: keyPath]).unsafelyUnwrapped }
+        if let fromValues { return storage.keep(fromValues(InjectedValues.current)).unsafelyUnwrapped }
         return storage.keep(Container.withCurrent(fromContainer.unsafelyUnwrapped)).unsafelyUnwrapped
     }
 
