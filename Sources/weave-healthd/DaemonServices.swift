@@ -52,8 +52,8 @@ struct AppHealthService: Service {
         while true {
             let interval = source.runtime.apps.configuration.healthInterval
             do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) } } catch { return }
-            await source.runtime.apps.refreshHealth()
-            trimmer.burstEnded()
+            // A round that asked no application allocated nothing worth trimming.
+            if await source.runtime.apps.refreshHealth() > 0 { trimmer.burstEnded() }
         }
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+import NIOPosix
 import Synchronization
 import Testing
 @testable import weave_healthd
@@ -22,5 +24,24 @@ import Testing
         #expect(trims.load(ordering: .relaxed) == 2)
         try await Task.sleep(for: .milliseconds(700))
         #expect(trims.load(ordering: .relaxed) == 2) // no burst, no trim
+    }
+
+    /// A scrape or health round of no application is no burst: a daemon without applications does
+    /// not trim its heap after every /metrics or every health interval.
+    @Test func noApplicationsNoTrim() async throws {
+        let trims = Atomic<Int>(0)
+        let trimmer = HeapTrimmer(quiet: .milliseconds(100)) { trims.add(1, ordering: .relaxed) }
+        let running = Task { try await trimmer.run() }
+        defer { running.cancel() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("weave-trim-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(1), budget: .seconds(2)),
+                             group: MultiThreadedEventLoopGroup.singleton)
+        let metrics = AppMetrics(fleet: { fleet }, trimmer: trimmer)
+        for _ in 0..<3 { _ = await metrics.collect() }
+        #expect(await fleet.refreshHealth() == 0)
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(trims.load(ordering: .relaxed) == 0)
     }
 }

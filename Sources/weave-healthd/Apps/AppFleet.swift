@@ -92,7 +92,9 @@ final class AppFleet: Sendable {
     // MARK: Health
 
     /// Reads every application's `/health` now.
-    func refreshHealth() async {
+    /// Returns how many applications it asked.
+    @discardableResult
+    func refreshHealth() async -> Int {
         // 503 carries a body too: a failing application's components are the point.
         let answers = await ask("/health", accept: "application/health+json") { _, response throws(FetchFailure) in
             try AppHealth(response.body, status: response.status)
@@ -105,6 +107,7 @@ final class AppFleet: Sendable {
                 states[target.name]?.checkedAt = now
             }
         }
+        return answers.count
     }
 
     /// Every application as health records: `<app>` (its own aggregate, or unhealthy when unreachable)

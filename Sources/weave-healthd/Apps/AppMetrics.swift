@@ -6,12 +6,12 @@ import WeavePrometheus
 struct AppMetrics: MetricCollector {
     /// The current configuration's applications (a reload swaps them).
     let fleet: @Sendable () -> AppFleet
-    /// Told after each scrape, whose megabytes the heap keeps until scrapes stop.
+    /// Told after each scrape of applications, whose megabytes the heap keeps until scrapes stop.
     var trimmer: HeapTrimmer? = nil
 
     func collect() async -> [MetricFamily] {
         let scrapes = await fleet().scrape()
-        defer { trimmer?.burstEnded() }
+        defer { if !scrapes.isEmpty { trimmer?.burstEnded() } }
         var families = scrapes.flatMap { $0.families ?? [] }
         families.append(.gauge("weave_app_up", "Whether the application's endpoint answered this scrape with a valid exposition (1) or not (0).",
                                scrapes.map { ([("app", $0.target.name)], $0.families == nil ? 0 : 1) }))
