@@ -145,9 +145,10 @@ private final class Named: Sendable {
     }
 
     @Test func theParkingLockExcludesAndHandsOverToParkedWaiters() {
-        let word = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: 1)
+        let word = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: 2)
         word.initialize(to: Atomic(0))
-        defer { word.deinitialize(count: 1); word.deallocate() }
+        (word + 1).initialize(to: Atomic(0))
+        defer { word.deinitialize(count: 2); word.deallocate() }
         let lock = ParkingLock(word: word)
         nonisolated(unsafe) var counter = 0
         let inside = Atomic<Int>(0)
@@ -168,6 +169,8 @@ private final class Named: Sendable {
         #expect(!everOverlapped)
         let state = word.pointee.load(ordering: .relaxed)
         #expect(state == 0)
+        let waiting = (word + 1).pointee.load(ordering: .relaxed)
+        #expect(waiting == 0)
     }
 
     @Test func theIntervalClockAgreesWithTheMonotonicClock() {

@@ -3,18 +3,25 @@ import Synchronization
 
 /// A lock whose waiters park in the kernel (a futex) after a bounded spin, so a holder that the
 /// scheduler preempted gets a core back instead of competing with spinners; unlocking wakes one
-/// waiter. Uncontended, it costs one compare-exchange to lock and one exchange to unlock.
+/// waiter. Uncontended, it costs one compare-exchange to lock and a plain store to unlock: the
+/// resolve paths lock once or twice per resolve, and each locked instruction also waits for the
+/// core's pending stores, such as a contended reference count's.
 ///
-/// It does not own its word: the word lives in memory its owner allocates (see `ShardedLock`),
-/// and must stay put while the lock is used. ThreadSanitizer sees every hand-over through the
-/// word's acquiring and releasing atomics.
+/// Waiters count themselves in a second word, which the unlocker reads after its store. Without a
+/// fence between the two (the fence is the cost saved), an unlocker can miss a waiter that is just
+/// parking; a parked waiter therefore sleeps at most `parkNanos` before it looks again, which
+/// bounds that rare case.
+///
+/// It does not own its words: they live in memory its owner allocates (see `ShardedLock`), and
+/// must stay put while the lock is used. ThreadSanitizer sees every hand-over through the lock
+/// word's acquiring compare-exchange and releasing store.
 @usableFromInline
 struct ParkingLock: @unchecked Sendable {
     // @unchecked: the word is only touched atomically.
-    /// 0: unlocked; 1: locked; 2: locked, and a waiter may be parked.
+    /// 0: unlocked; 1: locked. The word after it counts the threads parked or about to park.
     @usableFromInline let word: UnsafeMutablePointer<Atomic<UInt32>>
 
-    /// A lock over `word`, which the caller has initialized to `Atomic(0)`.
+    /// A lock over `word` and the word after it, both initialized by the caller to `Atomic(0)`.
     @inlinable init(word: UnsafeMutablePointer<Atomic<UInt32>>) {
         self.word = word
     }
@@ -40,16 +47,23 @@ struct ParkingLock: @unchecked Sendable {
                 return
             }
         }
-        // Mark the lock contended, so the holder's unlock wakes a waiter, then sleep until it is free.
+        // Count this waiter, so the holder's unlock wakes one, then sleep until the lock is free.
+        let waiters = word + 1
+        waiters.pointee.add(1, ordering: .relaxed)
+        defer { waiters.pointee.subtract(1, ordering: .relaxed) }
         let address = UnsafeMutableRawPointer(word).assumingMemoryBound(to: UInt32.self)
-        while word.pointee.exchange(2, ordering: .acquiring) != 0 {
-            _ = weave_futex_wait(address, 2, 0)
+        while !word.pointee.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged {
+            _ = weave_futex_wait(address, 1, Self.parkNanos) // returns at once when the word is no longer 1
         }
     }
 
+    /// The longest a parked waiter sleeps before it tries again, in case its wake-up was missed.
+    @usableFromInline static let parkNanos: UInt64 = 200_000
+
     @inlinable @inline(__always)
     func unlock() {
-        if word.pointee.exchange(0, ordering: .releasing) == 2 { wakeOne() }
+        word.pointee.store(0, ordering: .releasing)
+        if (word + 1).pointee.load(ordering: .relaxed) != 0 { wakeOne() }
     }
 
     @usableFromInline @inline(never)

@@ -15,14 +15,16 @@ final class ShardedLock: @unchecked Sendable {
     /// shard's data sits on it.
     @usableFromInline static let shardBytes = 128
 
-    /// `shardCount` blocks of `shardBytes`: the lock word at offset 0, the `StatsBlock` at offset 8.
+    /// `shardCount` blocks of `shardBytes`: the lock's two words at offset 0, the `StatsBlock` at offset 8.
     @usableFromInline let blocks: UnsafeMutableRawPointer
 
     init() {
         blocks = .allocate(byteCount: Self.shardCount * Self.shardBytes, alignment: Self.shardBytes)
         for index in 0..<Self.shardCount {
             let base = blocks + index * Self.shardBytes
-            base.bindMemory(to: Atomic<UInt32>.self, capacity: 1).initialize(to: Atomic(0))
+            let words = base.bindMemory(to: Atomic<UInt32>.self, capacity: 2) // the lock's word and its waiters
+            words.initialize(to: Atomic(0))
+            (words + 1).initialize(to: Atomic(0))
             (base + 8).bindMemory(to: StatsBlock.self, capacity: 1).initialize(to: StatsBlock())
         }
     }
@@ -31,7 +33,7 @@ final class ShardedLock: @unchecked Sendable {
         for shard in allShards {
             shard.counters.pointee.deallocate()
             shard.counters.deinitialize(count: 1)
-            shard.lock.word.deinitialize(count: 1)
+            shard.lock.word.deinitialize(count: 2)
         }
         blocks.deallocate()
     }
