@@ -11,15 +11,19 @@ extension TaskLocal {
     /// 15–25 ns on every resolve once some task has used `withContainer`).
     @inlinable @inline(__always)
     func boundValue() -> Value? {
-        taskLocalValueAddress(UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()))?
-            .assumingMemoryBound(to: Value.self).pointee
+        boundAddress?.assumingMemoryBound(to: Value.self).pointee
     }
 
     /// The object bound in the current task, not retained: valid while the binding's scope lasts,
     /// which is longer than any synchronous use by code running inside it.
     @inlinable @inline(__always)
     func boundObject<Object: AnyObject>() -> Unmanaged<Object>? where Value == Object? {
-        taskLocalValueAddress(UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()))?
-            .load(as: Unmanaged<Object>?.self)
+        boundAddress?.load(as: Unmanaged<Object>?.self)
+    }
+
+    /// Where the value bound in the current task is stored, or nil; the key is this object.
+    @inlinable @inline(__always)
+    var boundAddress: UnsafeMutableRawPointer? {
+        taskLocalValueAddress(UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()))
     }
 }

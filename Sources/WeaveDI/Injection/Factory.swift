@@ -21,11 +21,17 @@ public struct Factory<T>: Sendable {
 
     @inlinable
     public var wrappedValue: T {
-        guard let keyPath else { return Container.withCurrent { $0.requireResolve(T.self) } }
+        guard let keyPath else { return Self.resolveCurrent() }
         guard let value = Container.withCurrent({ $0[keyPath: keyPath] }) else {
-            return Container.withCurrent { $0.requireResolve(T.self) } // traps, naming T and near names
+            return Self.resolveCurrent() // traps, naming T and near names
         }
         return value
+    }
+
+    /// `T` from the current container; traps with `requireResolve`'s diagnostic when it is missing.
+    @inlinable @inline(__always)
+    static func resolveCurrent() -> T {
+        Container.withCurrent { $0.requireResolve(T.self) }
     }
 
     /// The read of a wrapper in a class, without copying the wrapper out of the object first.
@@ -37,7 +43,7 @@ public struct Factory<T>: Sendable {
     ) -> T {
         // Always inlined: the key path is then a constant the optimizer turns into a field load.
         @inline(__always) get {
-            if holder[keyPath: wrapper].keyPath == nil { return Container.withCurrent { $0.requireResolve(T.self) } }
+            if holder[keyPath: wrapper].keyPath == nil { return resolveCurrent() }
             return holder[keyPath: wrapper].wrappedValue
         }
     }

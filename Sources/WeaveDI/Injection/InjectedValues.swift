@@ -28,11 +28,13 @@ public struct InjectedValues: Sendable {
         set {
             let id = ObjectIdentifier(key)
             let box = InjectedBox(newValue)
-            if let index = overrides?.firstIndex(where: { $0.key == id }) {
-                overrides![index].box = box
+            var entries = overrides.take() ?? [] // taken, so the array stays unique and is edited in place
+            if let index = entries.firstIndex(where: { $0.key == id }) {
+                entries[index].box = box
             } else {
-                overrides = (overrides ?? []) + [(id, box)]
+                entries.append((id, box))
             }
+            overrides = entries
         }
     }
 

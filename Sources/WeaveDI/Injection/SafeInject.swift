@@ -4,21 +4,16 @@
 ///     let value = try store.getValue()   // throws ResolutionError.notRegistered naming Store
 @propertyWrapper
 public struct SafeInject<T>: Sendable {
-    @usableFromInline let storage: LazyValue<T?>
-    @usableFromInline let unretained: UnretainedLazyValue<T?>
+    /// The same lazy, kept resolve as `@Inject` of the unnamed registration.
+    @usableFromInline let inject: Inject<T>
 
     @inlinable
     public init() {
-        storage = LazyValue() // here, not as the property's initial value: an inlinable init is specialized
-        unretained = UnretainedLazyValue(storage)
+        inject = Inject()
     }
 
     @inlinable
-    public var wrappedValue: T? {
-        if let kept = storage.kept { return kept }
-        guard let resolved = Container.withCurrent({ $0.resolve(T.self) }) else { return nil }
-        return storage.keep(resolved)
-    }
+    public var wrappedValue: T? { inject.wrappedValue }
 
     /// The read of a wrapper in a class: its kept value without copying the wrapper (see
     /// `UnretainedLazyValue`), else the first access.
@@ -30,7 +25,7 @@ public struct SafeInject<T>: Sendable {
     ) -> T? {
         // Always inlined: the key path is then a constant the optimizer turns into a field load.
         @inline(__always) get {
-            if let kept = holder[keyPath: wrapper].unretained.kept { return kept }
+            if let kept = holder[keyPath: wrapper].inject.unretained.kept { return kept }
             return holder[keyPath: wrapper].wrappedValue
         }
     }
