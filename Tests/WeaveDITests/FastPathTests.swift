@@ -145,11 +145,10 @@ private final class Named: Sendable {
     }
 
     @Test func theParkingLockExcludesAndHandsOverToParkedWaiters() {
-        let word = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: 2)
-        word.initialize(to: Atomic(0))
-        (word + 1).initialize(to: Atomic(0))
-        defer { word.deinitialize(count: 2); word.deallocate() }
+        let word = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: ParkingLock.wordCount)
+        ParkingLock.initializeWords(at: word)
         let lock = ParkingLock(word: word)
+        defer { lock.deinitializeWords(); word.deallocate() }
         nonisolated(unsafe) var counter = 0
         let inside = Atomic<Int>(0)
         let overlapped = Atomic<Bool>(false)
@@ -169,7 +168,7 @@ private final class Named: Sendable {
         #expect(!everOverlapped)
         let state = word.pointee.load(ordering: .relaxed)
         #expect(state == 0)
-        let waiting = (word + 1).pointee.load(ordering: .relaxed)
+        let waiting = lock.waiters.pointee.load(ordering: .relaxed)
         #expect(waiting == 0)
     }
 

@@ -21,10 +21,26 @@ struct ParkingLock: @unchecked Sendable {
     /// 0: unlocked; 1: locked. The word after it counts the threads parked or about to park.
     @usableFromInline let word: UnsafeMutablePointer<Atomic<UInt32>>
 
-    /// A lock over `word` and the word after it, both initialized by the caller to `Atomic(0)`.
+    /// A lock over `word` and the word after it, set up with `initializeWords(at:)`.
     @inlinable init(word: UnsafeMutablePointer<Atomic<UInt32>>) {
         self.word = word
     }
+
+    /// How many words a lock uses, from `word` on.
+    static let wordCount = 2
+
+    /// Sets up a lock's words at `word` (bound, not yet initialized), unlocked with no waiters.
+    static func initializeWords(at word: UnsafeMutablePointer<Atomic<UInt32>>) {
+        for index in 0..<wordCount { (word + index).initialize(to: Atomic(0)) }
+    }
+
+    /// Tears down the words of a lock no thread uses any more.
+    func deinitializeWords() {
+        word.deinitialize(count: Self.wordCount)
+    }
+
+    /// The threads parked or about to park.
+    @inlinable var waiters: UnsafeMutablePointer<Atomic<UInt32>> { word + 1 }
 
     /// Spins before parking, 50–100 µs: a holder that is running (a reader's few nanoseconds, a
     /// registration's microseconds) releases within it, and a parked waiter, once woken, may wait a
@@ -48,7 +64,6 @@ struct ParkingLock: @unchecked Sendable {
             }
         }
         // Count this waiter, so the holder's unlock wakes one, then sleep until the lock is free.
-        let waiters = word + 1
         waiters.pointee.add(1, ordering: .relaxed)
         defer { waiters.pointee.subtract(1, ordering: .relaxed) }
         let address = UnsafeMutableRawPointer(word).assumingMemoryBound(to: UInt32.self)
@@ -63,7 +78,7 @@ struct ParkingLock: @unchecked Sendable {
     @inlinable @inline(__always)
     func unlock() {
         word.pointee.store(0, ordering: .releasing)
-        if (word + 1).pointee.load(ordering: .relaxed) != 0 { wakeOne() }
+        if waiters.pointee.load(ordering: .relaxed) != 0 { wakeOne() }
     }
 
     @usableFromInline @inline(never)

@@ -22,9 +22,7 @@ final class ShardedLock: @unchecked Sendable {
         blocks = .allocate(byteCount: Self.shardCount * Self.shardBytes, alignment: Self.shardBytes)
         for index in 0..<Self.shardCount {
             let base = blocks + index * Self.shardBytes
-            let words = base.bindMemory(to: Atomic<UInt32>.self, capacity: 2) // the lock's word and its waiters
-            words.initialize(to: Atomic(0))
-            (words + 1).initialize(to: Atomic(0))
+            ParkingLock.initializeWords(at: base.bindMemory(to: Atomic<UInt32>.self, capacity: ParkingLock.wordCount))
             (base + 8).bindMemory(to: StatsBlock.self, capacity: 1).initialize(to: StatsBlock())
         }
     }
@@ -33,7 +31,7 @@ final class ShardedLock: @unchecked Sendable {
         for shard in allShards {
             shard.counters.pointee.deallocate()
             shard.counters.deinitialize(count: 1)
-            shard.lock.word.deinitialize(count: 2)
+            shard.lock.deinitializeWords()
         }
         blocks.deallocate()
     }
