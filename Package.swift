@@ -53,7 +53,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .testTarget(name: "WeaveHealthServerTests", dependencies: ["WeaveHealthServer"]),
+        .testTarget(name: "WeaveHealthServerTests", dependencies: ["WeaveHealthServer", .product(name: "NIOCore", package: "swift-nio")]),
         // What an application adds to be seen by weave-healthd: its container and health served on a
         // discoverable Unix socket, as one swift-service-lifecycle Service.
         .target(

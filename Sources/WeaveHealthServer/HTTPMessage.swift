@@ -1,4 +1,5 @@
-/// A request as the router sees it: no NIO types, so the router is testable without sockets.
+import NIOCore
+/// A request as the router sees it: plain values, so the router is testable without sockets.
 public struct HealthRequest: Sendable {
     public var method: String
     /// The path without the query, percent-decoded.
@@ -47,19 +48,20 @@ public struct HealthRequest: Sendable {
     }
 }
 
-/// A response from the router.
+/// A response from the router. The body is a `ByteBuffer`, as servers built on SwiftNIO
+/// (Hummingbird, Vapor, ours) write it: a megabytes-large `/metrics` is not copied on its way out.
 public struct HealthResponse: Sendable {
     public var status: Int
     public var headers: [(String, String)]
-    public var body: [UInt8]
+    public var body: ByteBuffer
 
-    public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+    public init(status: Int, headers: [(String, String)] = [], body: ByteBuffer = ByteBuffer()) {
         self.status = status
         self.headers = headers
         self.body = body
     }
 
     public init(status: Int, contentType: String, text: String) {
-        self.init(status: status, headers: [("Content-Type", contentType)], body: Array(text.utf8))
+        self.init(status: status, headers: [("Content-Type", contentType)], body: ByteBuffer(string: text))
     }
 }

@@ -139,13 +139,13 @@ final class HealthHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func write(_ context: ChannelHandlerContext, _ response: HealthResponse, request: HealthRequest?, version: HTTPVersion,
                        keepAlive: Bool) {
         var headers = HTTPHeaders(response.headers)
-        if !headers.contains(name: "Content-Length") { headers.add(name: "Content-Length", value: "\(response.body.count)") }
+        if !headers.contains(name: "Content-Length") { headers.add(name: "Content-Length", value: "\(response.body.readableBytes)") }
         if request?.method == "HEAD" { headers.add(name: Self.noCompressionHeader, value: "1") }
         headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
         let head = HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if !response.body.isEmpty {
-            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: response.body)))), promise: nil)
+        if response.body.readableBytes > 0 {
+            context.write(wrapOutboundOut(.body(.byteBuffer(response.body))), promise: nil)
         }
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if keepAlive {

@@ -34,7 +34,26 @@ public enum Exposition {
     /// `app` label, say) across families of one name.
     public static func render(_ families: [MetricFamily], format: Format) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(families.reduce(0) { $0 + estimatedSize($1) })
+        out.reserveCapacity(estimatedSize(families))
+        render(families, format: format, into: &out, chunkSize: .max) { _ in }
+        return out
+    }
+
+    /// The same exposition, handed to `write` in pieces (each valid during the call only): about
+    /// `chunkSize` bytes of lines rendered here, and the preformatted lines of parsed families as
+    /// they are, so a large exposition is copied once, into the caller's buffer.
+    public static func render(_ families: [MetricFamily], format: Format, chunkSize: Int = 1 << 16,
+                              write: (UnsafeRawBufferPointer) -> Void) {
+        var out: [UInt8] = []
+        out.reserveCapacity(chunkSize + 4_096)
+        render(families, format: format, into: &out, chunkSize: chunkSize, write: write)
+        out.withUnsafeBytes(write)
+    }
+
+    /// Renders into `out`, handing it to `write` (and emptying it) whenever it holds `chunkSize`
+    /// bytes; preformatted lines that would fill it go to `write` directly, after `out`.
+    private static func render(_ families: [MetricFamily], format: Format, into out: inout [UInt8], chunkSize: Int,
+                               write: (UnsafeRawBufferPointer) -> Void) {
         for group in grouped(families) {
             let family = group[0]
             // The text format names a counter family as its samples are named; OpenMetrics drops `_total`.
@@ -70,15 +89,26 @@ public enum Exposition {
                     out.append(UInt8(ascii: " "))
                     appendValue(&out, sample.value)
                     out.append(UInt8(ascii: "\n"))
+                    if out.count >= chunkSize { flush(&out, write) }
                 }
                 for series in member.histograms {
                     appendHistogram(&out, name: name, series, bucketEnds: &bucketEnds)
+                    if out.count >= chunkSize { flush(&out, write) }
                 }
-                out.append(contentsOf: member.preformatted)
+                if out.count + member.preformatted.count < chunkSize {
+                    out.append(contentsOf: member.preformatted)
+                } else {
+                    flush(&out, write)
+                    member.preformatted.withUnsafeBytes(write)
+                }
             }
         }
         if format == .openMetrics { out.append(contentsOf: "# EOF\n".utf8) }
-        return out
+    }
+
+    private static func flush(_ out: inout [UInt8], _ write: (UnsafeRawBufferPointer) -> Void) {
+        out.withUnsafeBytes(write)
+        out.removeAll(keepingCapacity: true)
     }
 
     /// `families` sorted by name (stable) and grouped by name: the first of a group gives HELP, TYPE
@@ -143,7 +173,11 @@ public enum Exposition {
         }
     }
 
-    /// About the bytes `family` renders to, so the output is allocated once.
+    /// About the bytes `families` render to, so the output is allocated once.
+    public static func estimatedSize(_ families: [MetricFamily]) -> Int {
+        families.reduce(0) { $0 + estimatedSize($1) }
+    }
+
     private static func estimatedSize(_ family: MetricFamily) -> Int {
         let name = family.name.utf8.count
         var size = 2 * name + family.help.utf8.count + 40

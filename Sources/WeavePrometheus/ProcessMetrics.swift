@@ -23,7 +23,7 @@ public struct ProcessMetrics: MetricCollector {
                 families.append(.gauge("process_virtual_memory_bytes", "Virtual memory size in bytes.", unit: "bytes", [([], vsize)]))
                 families.append(.gauge("process_resident_memory_bytes", "Resident memory size in bytes.", unit: "bytes",
                                        [([], rss * pageSize)]))
-                if let bootTime = bootTime() {
+                if let bootTime {
                     families.append(.gauge("process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
                                            unit: "seconds", [([], bootTime + start / ticks)]))
                 }
@@ -37,13 +37,12 @@ public struct ProcessMetrics: MetricCollector {
         return families
     }
 
-    private static func bootTime() -> Double? {
+    /// The boot time in `/proc/stat`, read once: the process's start does not move, and the file
+    /// has lines for every CPU to read through.
+    private static let bootTime: Double? = {
         guard let stat = readTextFile("/proc/stat") else { return nil }
-        for line in stat.split(separator: "\n") where line.hasPrefix("btime ") {
-            return Double(line.dropFirst(6))
-        }
-        return nil
-    }
+        return stat.split(separator: "\n").first { $0.hasPrefix("btime ") }.flatMap { Double($0.dropFirst(6)) }
+    }()
 
     private static func openDescriptors() -> Int {
         guard let directory = opendir("/proc/self/fd") else { return 0 }

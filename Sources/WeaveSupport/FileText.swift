@@ -14,18 +14,20 @@ package func readTextFile(_ path: String, limit: Int) -> Result<String, FileRead
     guard fd >= 0 else { return .failure(FileReadError(SystemError.text(errno))) }
     defer { close(fd) }
     var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let count = read(fd, &buffer, buffer.count)
-        if count < 0 {
-            if errno == EINTR { continue }
-            return .failure(FileReadError(SystemError.text(errno)))
+    // On the stack, and not zeroed: procfs files are read at every scrape.
+    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 8_192) { buffer in
+        while true {
+            let count = read(fd, buffer.baseAddress, buffer.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return .failure(FileReadError(SystemError.text(errno)))
+            }
+            if count == 0 { break }
+            bytes += UnsafeBufferPointer(rebasing: buffer[..<count])
+            if bytes.count > limit { return .failure(FileReadError("larger than \(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes")")) }
         }
-        if count == 0 { break }
-        bytes += buffer[..<count]
-        if bytes.count > limit { return .failure(FileReadError("larger than \(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit) bytes")")) }
+        return .success(String(decoding: bytes, as: UTF8.self))
     }
-    return .success(String(decoding: bytes, as: UTF8.self))
 }
 
 /// A small whole file as text (at most 4 MiB), or nil.

@@ -73,8 +73,9 @@ struct HTTPFetch: Sendable {
                 }
             }
         if pool != nil {
-            // A connection kept idle keeps its receive buffers too: one, of at most 16 KiB.
-            bootstrap = bootstrap.channelOption(.maxMessagesPerRead, value: 1)
+            // A connection kept idle keeps its receive buffer too, so it is small (16 KiB); up to 16
+            // reads per wake-up take an application's exposition in one or two.
+            bootstrap = bootstrap.channelOption(.maxMessagesPerRead, value: 16)
                 .channelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 1_024, initial: 16_384, maximum: 16_384))
         }
         let channel: any Channel

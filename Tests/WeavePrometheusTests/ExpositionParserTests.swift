@@ -32,6 +32,22 @@ import Testing
         }
     }
 
+    @Test func renderedInPiecesIsTheSameExposition() throws {
+        // Families rendered here and parsed ones (preformatted lines), merged by name across both.
+        let parsed = try ExpositionParser.parse(Exposition.render(families, format: .openMetrics), adding: [("app", "orders")])
+        let merged = families + parsed
+        for format in [Exposition.Format.prometheusText, .openMetrics] {
+            let whole = Exposition.render(merged, format: format)
+            for chunkSize in [1, 64, 300, 1 << 16] {
+                var pieces: [[UInt8]] = []
+                Exposition.render(merged, format: format, chunkSize: chunkSize) { pieces.append(Array($0)) }
+                #expect(pieces.flatMap { $0 } == whole)
+                // Split where it is smaller than the exposition; one piece when it is not.
+                #expect(chunkSize < whole.count ? pieces.count > 2 : pieces.count == 1)
+            }
+        }
+    }
+
     @Test func anExistingLabelOfTheSameNameIsExported() throws {
         let parsed = try ExpositionParser.parse(Array("# TYPE x gauge\nx{app=\"inner\",b=\"1\"} 2 1700000000000\n".utf8), adding: [("app", "outer")])
         #expect(String(decoding: parsed[0].preformatted, as: UTF8.self) == "x{app=\"outer\",exported_app=\"inner\",b=\"1\"} 2\n")

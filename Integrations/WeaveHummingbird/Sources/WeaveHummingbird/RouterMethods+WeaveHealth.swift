@@ -24,7 +24,7 @@ extension RouterMethods {
                         fields.append(HTTPField(name: name, value: value))
                     }
                     return Response(status: HTTPResponse.Status(code: answer.status), headers: fields,
-                                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+                                    body: ResponseBody(byteBuffer: answer.body))
                 }
             }
         }

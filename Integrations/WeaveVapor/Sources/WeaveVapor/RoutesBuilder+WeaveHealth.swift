@@ -18,7 +18,7 @@ extension RoutesBuilder {
                 var fields = HTTPHeaders()
                 for (name, value) in answer.headers { fields.add(name: name, value: value) }
                 return Response(status: HTTPResponseStatus(statusCode: answer.status), headers: fields,
-                                body: Response.Body(buffer: ByteBuffer(bytes: answer.body)))
+                                body: Response.Body(buffer: answer.body))
             }
         }
     }
