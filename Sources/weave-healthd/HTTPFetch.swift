@@ -51,7 +51,7 @@ struct HTTPFetch: Sendable {
                 try await idle.eventLoop.submit { [maxBodyBytes, overflow] in
                     // On the event loop: a connection still open here tells the collector when it closes.
                     guard idle.isActive else { throw StaleConnection() }
-                    try ResponseCollector.install(on: idle, promise: promise, maxBodyBytes: maxBodyBytes, overflow: overflow)
+                    try ResponseCollector.collectNext(on: idle, promise: promise, maxBodyBytes: maxBodyBytes, overflow: overflow)
                 }.get()
                 return try await exchange(on: idle, promise, path, host: host, headers: extra, within: timeout)
             } catch is StaleConnection {
@@ -124,8 +124,7 @@ struct HTTPFetch: Sendable {
         }
         // Back in the pool before the caller has the response, so its next request finds it there;
         // only after a whole response the server keeps the connection open for.
-        if let pool, response.keepAlive, channel.isActive,
-           (try? await channel.pipeline.removeHandler(name: ResponseCollector.name).get()) != nil, channel.isActive {
+        if let pool, response.keepAlive, channel.isActive {
             pool.put(channel, for: target)
         } else {
             channel.close(promise: nil)
@@ -184,31 +183,48 @@ struct FetchFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Collects one response: its status and body, up to the cap.
-private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHandler {
+/// Collects the responses of one connection, one at a time: status and body, up to the cap.
+/// Between them (the connection idle in the pool) nothing may arrive: a byte or an error then
+/// closes the connection, which the pool drops when it is next taken, rather than reading the
+/// stray bytes as the start of the next response.
+private final class ResponseCollector: ChannelInboundHandler {
     typealias InboundIn = HTTPClientResponsePart
-    static let name = "weave.response"
 
-    /// Adds a collector for one response to `channel`'s pipeline, on its event loop; the pool takes
-    /// it out by `name` before keeping the connection.
+    /// Adds a collector for the first response to a new connection's pipeline, on its event loop.
     static func install(on channel: any Channel, promise: EventLoopPromise<HTTPFetch.Response>, maxBodyBytes: Int,
                         overflow: HTTPFetch.Overflow) throws {
-        try channel.pipeline.syncOperations.addHandler(ResponseCollector(promise: promise, maxBodyBytes: maxBodyBytes, overflow: overflow),
-                                                       name: name)
+        let collector = ResponseCollector()
+        collector.collect(into: promise, maxBodyBytes: maxBodyBytes, overflow: overflow)
+        try channel.pipeline.syncOperations.addHandler(collector)
     }
-    private let promise: EventLoopPromise<HTTPFetch.Response>
-    private let maxBodyBytes: Int
-    private let overflow: HTTPFetch.Overflow
+
+    /// Has the collector of a connection taken from the pool collect its next response, on its event loop.
+    static func collectNext(on channel: any Channel, promise: EventLoopPromise<HTTPFetch.Response>, maxBodyBytes: Int,
+                            overflow: HTTPFetch.Overflow) throws {
+        try channel.pipeline.syncOperations.handler(type: ResponseCollector.self)
+            .collect(into: promise, maxBodyBytes: maxBodyBytes, overflow: overflow)
+    }
+
+    /// The response being collected; nil while the connection is idle.
+    private var promise: EventLoopPromise<HTTPFetch.Response>?
+    private var maxBodyBytes = 0
+    private var overflow = HTTPFetch.Overflow.fail
     private var head: HTTPResponseHead?
     private var body: [UInt8] = []
 
-    init(promise: EventLoopPromise<HTTPFetch.Response>, maxBodyBytes: Int, overflow: HTTPFetch.Overflow) {
+    private func collect(into promise: EventLoopPromise<HTTPFetch.Response>, maxBodyBytes: Int, overflow: HTTPFetch.Overflow) {
         self.promise = promise
         self.maxBodyBytes = maxBodyBytes
         self.overflow = overflow
+        head = nil
+        body = []
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard let promise else {
+            context.close(promise: nil) // spoke while idle
+            return
+        }
         switch unwrapInboundIn(data) {
         case .head(let head):
             self.head = head
@@ -235,11 +251,17 @@ private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHa
     }
 
     private func finish() {
-        guard let head else { return }
+        guard let head, let promise else { return }
+        self.promise = nil
         promise.succeed(HTTPFetch.Response(status: Int(head.status.code), body: body, keepAlive: head.isKeepAlive))
+        body = []
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let promise else {
+            context.close(promise: nil) // an error while idle: the connection is not reused
+            return
+        }
         switch error {
         case let error as NIOHTTPDecoderError where error == .unsolicitedResponse:
             promise.fail(FetchFailure("not an HTTP response (it spoke before it was asked)"))
@@ -254,7 +276,7 @@ private final class ResponseCollector: ChannelInboundHandler, RemovableChannelHa
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        promise.fail(closedEarly)
+        promise?.fail(closedEarly)
     }
 
     private var closedEarly: FetchFailure {

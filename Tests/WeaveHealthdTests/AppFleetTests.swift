@@ -143,8 +143,9 @@ private final class Store: HealthCheckable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let accepted = Locked<[String: Int]>([:])
-        /// Answers each request on `client` with a one-series exposition; after the first if `once`.
-        @Sendable func serve(_ name: String, _ client: Int32, once: Bool) {
+        /// Answers each request on `client` with a one-series exposition; closes after the first if
+        /// `once`; with `chatter`, says something unasked on the idle connection after each answer.
+        @Sendable func serve(_ name: String, _ client: Int32, once: Bool, chatter: Bool = false) {
             accepted.withLock { $0[name, default: 0] += 1 }
             let body = "# TYPE up gauge\nup 1\n# EOF\n"
             let response = "HTTP/1.1 200 OK\r\nContent-Type: application/openmetrics-text; version=1.0.0\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
@@ -158,22 +159,29 @@ private final class Store: HealthCheckable {
                     pending.removeSubrange(..<end.upperBound)
                     _ = response.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
                     if once { close(client); return }
+                    if chatter {
+                        usleep(20_000)
+                        _ = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nno".withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+                    }
                 }
             }
             close(client)
         }
         let keeper = try startImpostor("keeper") { serve("keeper", $0, once: false) }
         let closer = try startImpostor("closer") { serve("closer", $0, once: true) }
-        defer { for fd in [keeper, closer] { shutdown(fd, Int32(SHUT_RDWR)); close(fd) } }
+        // Its unasked answer closes the idle connection: the next scrape connects afresh, and is not
+        // the unasked answer taken for its own.
+        let chatter = try startImpostor("chatter") { serve("chatter", $0, once: false, chatter: true) }
+        defer { for fd in [keeper, closer, chatter] { shutdown(fd, Int32(SHUT_RDWR)); close(fd) } }
 
         // Generous clocks: other tests may hold the cooperative pool's threads for seconds (this test counts connections).
         let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(30), budget: .seconds(60)),
                              group: MultiThreadedEventLoopGroup.singleton)
         for _ in 0..<3 {
             let up = Dictionary(uniqueKeysWithValues: await fleet.scrape().map { ($0.target.name, $0.families != nil) })
-            #expect(up == ["closer": true, "keeper": true])
-            try await Task.sleep(for: .milliseconds(50))
+            #expect(up == ["chatter": true, "closer": true, "keeper": true])
+            try await Task.sleep(for: .milliseconds(100))
         }
-        #expect(accepted.withLock { $0 } == ["closer": 3, "keeper": 1])
+        #expect(accepted.withLock { $0 } == ["chatter": 3, "closer": 3, "keeper": 1])
     }
 }
