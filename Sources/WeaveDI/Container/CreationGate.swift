@@ -77,7 +77,7 @@ private enum CreationWaits {
         return mutex
     }()
     /// The gate each waiting thread waits on. Guarded by `mutex` (hence `nonisolated(unsafe)`).
-    nonisolated(unsafe) static var waiting: [UInt: CreationGate] = [:]
+    nonisolated(unsafe) static var waiting: [pthread_t: CreationGate] = [:]
 
     static func setCreator(of gate: CreationGate, to thread: pthread_t?) {
         pthread_mutex_lock(mutex)
@@ -94,17 +94,17 @@ private enum CreationWaits {
         var owner = gate.creator
         while let thread = owner {
             if pthread_equal(thread, me) != 0 { return [names.last!] + names }
-            guard let next = waiting[unsafeBitCast(thread, to: UInt.self)], names.count <= waiting.count + 1 else { break }
+            guard let next = waiting[thread], names.count <= waiting.count + 1 else { break }
             names.append(next.name)
             owner = next.creator
         }
-        waiting[unsafeBitCast(me, to: UInt.self)] = gate
+        waiting[me] = gate
         return nil
     }
 
     static func endWaiting() {
         pthread_mutex_lock(mutex)
-        waiting[unsafeBitCast(pthread_self(), to: UInt.self)] = nil
+        waiting[pthread_self()] = nil
         pthread_mutex_unlock(mutex)
     }
 }
