@@ -76,10 +76,13 @@ public struct HealthRouter: Sendable {
 
     private func metrics(_ request: HealthRequest) async -> HealthResponse {
         let format = Exposition.Format.negotiate(accept: request.header("Accept"))
-        // At once, so the slowest (an aggregation of applications) sets the pace alone; in collector order.
+        // Those that wait on other processes first, in child tasks, and the rest here meanwhile; in collector order.
         let families = await withTaskGroup(of: (Int, [MetricFamily]).self) { group in
-            for (index, collector) in collectors.enumerated() { group.addTask { (index, await collector.collect()) } }
             var parts = [[MetricFamily]](repeating: [], count: collectors.count)
+            for (index, collector) in collectors.enumerated() where collector.waitsOnOthers {
+                group.addTask { (index, await collector.collect()) }
+            }
+            for (index, collector) in collectors.enumerated() where !collector.waitsOnOthers { parts[index] = await collector.collect() }
             for await (index, families) in group { parts[index] = families }
             return parts.flatMap { $0 }
         }

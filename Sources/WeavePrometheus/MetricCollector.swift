@@ -4,6 +4,13 @@
 /// has exactly one collector as its home.
 public protocol MetricCollector: Sendable {
     func collect() async -> [MetricFamily]
+    /// Whether collecting waits on other processes (an aggregation of applications): a scrape then
+    /// starts it first and collects the others meanwhile. False by default.
+    var waitsOnOthers: Bool { get }
+}
+
+extension MetricCollector {
+    public var waitsOnOthers: Bool { false }
 }
 
 /// Who serves the metrics and health endpoints: the service's name (`serviceId` in `/health`, the

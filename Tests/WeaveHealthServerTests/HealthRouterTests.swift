@@ -15,6 +15,24 @@ private struct TestCounter: MetricCollector {
     func collect() async -> [MetricFamily] { [.counter("weave_test", "A test counter.", [([], 1)])] }
 }
 
+/// Waits (up to 5 s) for `Quick` to have been collected, as an aggregation waits for other processes.
+private struct Waiting: MetricCollector {
+    let quickCollected: Locked<Bool>
+    var waitsOnOthers: Bool { true }
+    func collect() async -> [MetricFamily] {
+        for _ in 0..<500 where !quickCollected.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(10)) }
+        return [.gauge("weave_waited", "Whether the other collectors ran meanwhile.", [([], quickCollected.withLock { $0 } ? 1 : 0)])]
+    }
+}
+
+private struct Quick: MetricCollector {
+    let collected: Locked<Bool>
+    func collect() async -> [MetricFamily] {
+        collected.withLock { $0 = true }
+        return [.gauge("weave_waited", "Second help, left out.", [([("from", "quick")], 2)])]
+    }
+}
+
 private let identity = ServiceIdentity(serviceID: "orders", description: "the orders service", version: "1.2.3")
 
 private struct Broken: Error, CustomStringConvertible { var description: String { "secret reason" } }
@@ -38,6 +56,22 @@ private struct Broken: Error, CustomStringConvertible { var description: String 
     }
 
     private func body(_ response: HealthResponse) -> String { String(buffer: response.body) }
+
+    @Test func aCollectorThatWaitsOnOthersRunsBesideTheRestAndKeepsItsPlace() async {
+        let collected = Locked(false)
+        let router = HealthRouter(configuration: HealthServerConfiguration(listeners: []), identity: identity,
+                                  collectors: [Waiting(quickCollected: collected), Quick(collected: collected)],
+                                  source: StaticSource(report: HealthReport(checks: [:])), lifecycle: ServerLifecycle())
+        let text = body(await router.handle(HealthRequest(method: "GET", uri: "/metrics")))
+        // It saw the other collector run while it waited, and its family still comes first (its help, its sample first).
+        #expect(text == """
+            # HELP weave_waited Whether the other collectors ran meanwhile.
+            # TYPE weave_waited gauge
+            weave_waited 1
+            weave_waited{from="quick"} 2
+
+            """)
+    }
 
     @Test func healthMapsStatesAndWithholdsReasonsByDefault() async {
         let router = router(["disk": (.degraded(reason: "3% free"), []), "db": (.unhealthy(error: Broken()), [])])

@@ -8,6 +8,8 @@ struct AppMetrics: MetricCollector {
     let fleet: @Sendable () -> AppFleet
     /// Told after each scrape of applications, whose megabytes the heap keeps until scrapes stop.
     var trimmer: HeapTrimmer? = nil
+    /// It waits on the applications: `/metrics` asks them first and collects the daemon's own families meanwhile.
+    var waitsOnOthers: Bool { true }
 
     func collect() async -> [MetricFamily] {
         let scrapes = await fleet().scrape()
