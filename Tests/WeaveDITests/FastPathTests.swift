@@ -181,6 +181,11 @@ private final class Named: Sendable {
         let nanos = MonotonicClock.nanos() &- startNanos
         let measured = Double(clock.nanoseconds(ticks))
         #expect(abs(measured - Double(nanos)) < Double(nanos) * 0.01, "\(measured) ns by the interval clock, \(nanos) ns by CLOCK_MONOTONIC")
+        // The fixed-point conversion is the rate's, to a nanosecond or a billionth, from one tick to days of them.
+        for ticks: UInt64 in [0, 1, 999, 123_456_789, 1 << 40, 1 << 50] {
+            let exact = clock.usesCycleCounter ? Double(ticks) * clock.nanosPerTick : Double(ticks)
+            #expect(abs(Double(clock.nanoseconds(ticks)) - exact) <= max(1, exact * 1e-9), "\(ticks) ticks")
+        }
     }
 }
 
