@@ -46,6 +46,22 @@ public enum ExpositionParser {
         var familyKind = MetricFamily.Kind.gauge
         /// Room for all of the input and the labels added to a line in four (it grows if that is not enough).
         var sink: ByteSink
+        /// The last sample line's part that a next line of the same series usually repeats (its name
+        /// and every label but the last, each with its comma: a histogram's buckets differ in `le`
+        /// only), already shown valid; nil after a comment line, which may open another family.
+        var repeatable: RepeatablePrefix?
+
+        /// Where a sample line's parts end, from its start, up to the beginning of its last label.
+        struct RepeatablePrefix {
+            /// Where the line it was read from begins in `bytes`.
+            var lineStart: Int
+            /// Bytes up to the last label's name: what a next line must repeat exactly.
+            var count: Int
+            var nameEnd: Int
+            var labelsStart: Int
+            /// Whether a label before the last has a name the prefix adds.
+            var renames: Bool
+        }
 
         init(bytes: UnsafeBufferPointer<UInt8>, prefix: [UInt8], added: [[UInt8]]) {
             self.bytes = bytes
@@ -78,6 +94,7 @@ public enum ExpositionParser {
                 if end > start {
                     if base[start] == UInt8(ascii: "#") {
                         flush()
+                        repeatable = nil
                         ended = try comment(start, end)
                     } else {
                         try sample(base, start, end)
@@ -141,23 +158,45 @@ public enum ExpositionParser {
 
         /// `name{labels} value [timestamp] [# exemplar]`, written to `sink` as `name{prefix,labels} value`.
         mutating func sample(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) throws(Failure) {
-            // Most lines begin with the open family's name, which its TYPE line showed valid: only the
-            // suffix after it is scanned.
-            let suffixStart = start + familyName.count
-            let opensWithFamily = !families.isEmpty && suffixStart <= end && memcmp(base + start, base + familyName.start, familyName.count) == 0
-            var cursor = Reader.nameEnd(base, from: opensWithFamily ? suffixStart : start, end: end, first: !opensWithFamily)
-            let nameEnd = cursor
-            guard nameEnd > start else { throw fail("a sample must begin with a metric name") }
-            guard !families.isEmpty else { throw fail("sample \(text(start, nameEnd)) has no TYPE line before it") }
-            guard opensWithFamily, let suffix = Suffix(base + suffixStart, count: nameEnd - suffixStart), suffix.belongs(to: familyKind) else {
-                throw fail("sample \(text(start, nameEnd)) is outside family \(families[families.count - 1].name)")
-            }
-            if suffix == .created { return }
+            var cursor: Int
+            let nameEnd: Int
             var labelsStart = -1 // after `{`, when there is a label set
             var renames = false
-            if cursor < end, base[cursor] == UInt8(ascii: "{") {
-                labelsStart = cursor + 1
-                (cursor, renames) = try scanLabels(base, from: labelsStart, end: end)
+            if let last = repeatable, end - start > last.count, memcmp(base + start, base + last.lineStart, last.count) == 0 {
+                // The same bytes as the last line's up to its last label, in the same family: valid
+                // there, so valid here. Only the rest of the line is read.
+                nameEnd = start + last.nameEnd
+                labelsStart = start + last.labelsStart
+                let labels = try scanLabels(base, from: start + last.count, end: end)
+                cursor = labels.end
+                renames = last.renames || labels.renames
+                repeatable = labels.lastLabelStart < 0 ? nil
+                    : RepeatablePrefix(lineStart: start, count: labels.lastLabelStart - start, nameEnd: last.nameEnd,
+                                       labelsStart: last.labelsStart, renames: last.renames || labels.renamesBeforeLast)
+            } else {
+                // Most lines begin with the open family's name, which its TYPE line showed valid: only
+                // the suffix after it is scanned.
+                let suffixStart = start + familyName.count
+                let opensWithFamily = !families.isEmpty && suffixStart <= end && memcmp(base + start, base + familyName.start, familyName.count) == 0
+                cursor = Reader.nameEnd(base, from: opensWithFamily ? suffixStart : start, end: end, first: !opensWithFamily)
+                nameEnd = cursor
+                guard nameEnd > start else { throw fail("a sample must begin with a metric name") }
+                guard !families.isEmpty else { throw fail("sample \(text(start, nameEnd)) has no TYPE line before it") }
+                guard opensWithFamily, let suffix = Suffix(base + suffixStart, count: nameEnd - suffixStart), suffix.belongs(to: familyKind) else {
+                    throw fail("sample \(text(start, nameEnd)) is outside family \(families[families.count - 1].name)")
+                }
+                if suffix == .created { return }
+                repeatable = nil
+                if cursor < end, base[cursor] == UInt8(ascii: "{") {
+                    labelsStart = cursor + 1
+                    let labels = try scanLabels(base, from: labelsStart, end: end)
+                    cursor = labels.end
+                    renames = labels.renames
+                    if labels.lastLabelStart >= 0 {
+                        repeatable = RepeatablePrefix(lineStart: start, count: labels.lastLabelStart - start, nameEnd: nameEnd - start,
+                                                      labelsStart: labelsStart - start, renames: labels.renamesBeforeLast)
+                    }
+                }
             }
             guard cursor < end, base[cursor] == UInt8(ascii: " ") else { throw fail("expected a space and a value after the labels") }
             let labelsEnd = cursor // after `}`, or after the name
@@ -191,15 +230,22 @@ public enum ExpositionParser {
             sink.append(UInt8(ascii: "\n"))
         }
 
-        /// Checks a label set after `{`; returns the index after `}`, and whether a label has a name
-        /// the prefix adds (then `labelSet` copies it renamed).
-        func scanLabels(_ base: UnsafePointer<UInt8>, from start: Int, end: Int) throws(Failure) -> (Int, Bool) {
+        /// Checks a label set from `start` (after `{`, or after a label's comma); returns the index
+        /// after `}`, whether a label has a name the prefix adds (then `labelSet` copies it renamed),
+        /// where the last label begins (-1 when none does from `start`), and whether one before it
+        /// has such a name.
+        func scanLabels(_ base: UnsafePointer<UInt8>, from start: Int, end: Int) throws(Failure)
+            -> (end: Int, renames: Bool, lastLabelStart: Int, renamesBeforeLast: Bool) {
             var cursor = start
             var renames = false
+            var lastLabelStart = -1
+            var renamesBeforeLast = false
             while true {
                 guard cursor < end else { throw fail("unterminated label set") }
-                if base[cursor] == UInt8(ascii: "}") { return (cursor + 1, renames) }
+                if base[cursor] == UInt8(ascii: "}") { return (cursor + 1, renames, lastLabelStart, renamesBeforeLast) }
                 let nameStart = cursor
+                lastLabelStart = cursor
+                renamesBeforeLast = renames
                 cursor = try labelName(base, from: cursor, end: end)
                 if !renames {
                     for name in added where equal(nameStart, cursor - 2, name) { renames = true }

@@ -11,6 +11,8 @@ import Testing
         .counter("weave_resolutions", "Resolves.", [([("service", "Db \"main\"\\\n")], 3), ([("service", "b")], 1)]),
         MetricFamily(name: "weave_resolve_duration_seconds", kind: .histogram, help: "Latency.", unit: "seconds", histograms: [
             .init(labels: [("service", "Db")], bucketLabels: ["1e-06", "0.001", "+Inf"], bucketCounts: [2, 1, 0], sum: 0.5),
+            // An `app` label before the last: the added label renames it on every bucket line.
+            .init(labels: [("app", "inner"), ("path", "factory")], bucketLabels: ["1e-06", "+Inf"], bucketCounts: [1, 1], sum: 0.25),
         ]),
         .gauge("weave_up", "Up, with \\ and\na line feed.", [([], 1), ([("app", "inner")], -2.5e-3)]),
     ]
@@ -18,18 +20,35 @@ import Testing
     static let hostileTokens = ["# TYPE weave_up gauge\n", "# EOF\n", "{", "}", "=\"", "\\", "\n", " 1 2 3", "NaN", "+Inf", "1e999",
                                 "x_bucket{le=\"1\"} 1\n", "\u{0}", "# HELP \n", "app=\"x\","]
 
+    /// `bytes` with a comment line before every other line: no line can then repeat the one before
+    /// it, so the parser reads each line whole (its verdict and families must be the same).
+    static func eachLineAlone(_ bytes: [UInt8]) -> [UInt8] {
+        let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        var out: [UInt8] = []
+        for (index, line) in lines.enumerated() {
+            if let first = line.first, first != UInt8(ascii: "#") { out += Array("# -\n".utf8) }
+            out += line
+            if index < lines.count - 1 { out.append(UInt8(ascii: "\n")) }
+        }
+        return out
+    }
+
     @Test func damagedExpositionsNeverCrashAndWhatIsAcceptedRendersValid() throws {
         var cases = 0
         var accepted = 0
         func attempt(_ candidate: [UInt8]) throws {
             cases += 1
             let parsed: [MetricFamily]
+            // A line read in part because it repeats the one before must get the verdict it gets read whole.
+            let alone = try? ExpositionParser.parse(Self.eachLineAlone(candidate), adding: [("app", "orders")])
             do {
                 parsed = try ExpositionParser.parse(candidate, adding: [("app", "orders")])
             } catch {
                 #expect(error.line >= 1)
+                if alone != nil { Issue.record("rejected only when lines repeat (\(error)):\n\(String(decoding: candidate, as: UTF8.self))") }
                 return
             }
+            if alone != parsed { Issue.record("read differently when lines repeat:\n\(String(decoding: candidate, as: UTF8.self))") }
             accepted += 1
             for format in [Exposition.Format.prometheusText, .openMetrics] {
                 let rendered = Exposition.render(parsed, format: format)
