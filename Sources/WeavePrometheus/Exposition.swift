@@ -240,18 +240,20 @@ public enum Exposition {
         }
     }
 
-    /// HELP text: backslash and line feed escaped.
+    /// HELP text: backslash and line feed escaped, byte by byte (a line feed inside a `\r\n`
+    /// grapheme too, which a walk over `Character`s would miss and leave raw in the exposition).
     private static func escapeHelp(_ text: String) -> String {
-        guard text.contains(where: { $0 == "\\" || $0 == "\n" }) else { return text }
-        var out = ""
-        for character in text {
-            switch character {
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            default: out.append(character)
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\n") }) else { return text }
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 8)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\\"): out += "\\\\".utf8
+            case UInt8(ascii: "\n"): out += "\\n".utf8
+            default: out.append(byte)
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Integers without a fraction, `+Inf`/`-Inf`/`NaN` spelled as both formats expect.

@@ -409,21 +409,24 @@ public enum ExpositionParser {
             return index == bytes.count
         }
 
+        /// HELP text with `\\` and `\n` read back, byte by byte (a scan of `Character`s costs a
+        /// grapheme break per character, on every HELP line of every application at every scrape).
         static func unescapeHelp(_ text: String) -> String {
-            guard text.contains("\\") else { return text }
-            var out = ""
+            guard text.utf8.contains(UInt8(ascii: "\\")) else { return text }
+            var out: [UInt8] = []
+            out.reserveCapacity(text.utf8.count)
             var escaping = false
-            for character in text {
+            for byte in text.utf8 {
                 if escaping {
-                    out.append(character == "n" ? "\n" : character)
+                    out.append(byte == UInt8(ascii: "n") ? UInt8(ascii: "\n") : byte)
                     escaping = false
-                } else if character == "\\" {
+                } else if byte == UInt8(ascii: "\\") {
                     escaping = true
                 } else {
-                    out.append(character)
+                    out.append(byte)
                 }
             }
-            return out
+            return String(decoding: out, as: UTF8.self)
         }
     }
 }

@@ -29,6 +29,16 @@ import WeaveDI
             """)
     }
 
+    @Test func helpWithCarriageReturnLineFeedStaysOnItsLine() throws {
+        // "\r\n" is one Character: its line feed must be escaped all the same, or the exposition breaks.
+        let family = MetricFamily.gauge("crlf", "First line\r\nsecond \\ line.", [([], 1)])
+        for format in [Exposition.Format.prometheusText, .openMetrics] {
+            let rendered = Exposition.render([family], format: format)
+            #expect(String(decoding: rendered, as: UTF8.self).hasPrefix("# HELP crlf First line\r\\nsecond \\\\ line.\n# TYPE"))
+            #expect(try ExpositionParser.parse(rendered).first?.help == family.help)
+        }
+    }
+
     @Test func openMetricsHasUnitsInfoAndEOF() {
         let text = String(decoding: Exposition.render(families, format: .openMetrics), as: UTF8.self)
         #expect(text.contains("# TYPE a_things counter\na_things_total{service=\"s\"} 3\n"))
