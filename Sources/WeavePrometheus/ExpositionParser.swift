@@ -233,8 +233,9 @@ public enum ExpositionParser {
         /// Checks a label set from `start` (after `{`, or after a label's comma); returns the index
         /// after `}`, whether a label has a name the prefix adds (then `labelSet` copies it renamed),
         /// where the last label begins (-1 when none does from `start`), and whether one before it
-        /// has such a name.
-        func scanLabels(_ base: UnsafePointer<UInt8>, from start: Int, end: Int) throws(Failure)
+        /// has such a name. (Mutating only so that `self` is passed in place: a non-mutating call
+        /// from `sample` copied the whole reader for every line.)
+        mutating func scanLabels(_ base: UnsafePointer<UInt8>, from start: Int, end: Int) throws(Failure)
             -> (end: Int, renames: Bool, lastLabelStart: Int, renamesBeforeLast: Bool) {
             var cursor = start
             var renames = false
