@@ -18,7 +18,7 @@ import tempfile
 import time
 import urllib.request
 
-from process_tools import free_port, idle_rss, node_exporter_comparison, rss_kib, stop, wait_listening
+from process_tools import free_port, idle_rss, node_exporter_comparison, rss_kib, start_apps, stop, wait_listening
 
 DAEMON, BENCH = sys.argv[1], sys.argv[2]
 APPS, SERVICES = 20, 100
@@ -64,11 +64,7 @@ def latency(port, scraping):
 
 
 try:
-    for index in range(APPS):
-        start([BENCH, "app", f"app-{index:02d}", DIRECTORY, str(SERVICES)], stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while len([name for name in os.listdir(DIRECTORY) if name.endswith(".sock")]) < APPS and time.monotonic() < deadline:
-        time.sleep(0.1)
+    processes += start_apps(BENCH, DIRECTORY, APPS, SERVICES)
     port = free_port()
     config = os.path.join(WORK, "config.yaml")
     with open(config, "w") as handle:

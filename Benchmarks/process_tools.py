@@ -1,4 +1,6 @@
-"""Helpers the process benchmarks share: a free loopback port, waiting for a listener, RSS, stopping."""
+"""Helpers the process benchmarks share: a free loopback port, waiting for a listener, RSS, stopping,
+starting the benchmark applications."""
+import os
 import socket
 import subprocess
 import time
@@ -71,3 +73,15 @@ def node_exporter_comparison(weave_rss, what):
     node_rss = idle_rss([node_exporter, f"--web.listen-address=127.0.0.1:{node_port}"], node_port)
     return (f"- idle RSS after one scrape and 5 s{what}: weave-healthd {weave_rss / 1024:.1f} MiB, "
             f"prometheus-node-exporter {node_rss / 1024:.1f} MiB (ratio {weave_rss / node_rss:.2f})")
+
+
+def start_apps(bench, directory, count, services):
+    """Starts `count` benchmark applications (`WeaveBenchmarks app`, `services` services and checks
+    each) with their sockets in `directory`; returns their processes once every socket is there
+    (or 60 s have passed)."""
+    apps = [subprocess.Popen([bench, "app", f"app-{index:02d}", directory, str(services)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for index in range(count)]
+    deadline = time.monotonic() + 60
+    while len([name for name in os.listdir(directory) if name.endswith(".sock")]) < count and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return apps

@@ -18,7 +18,7 @@ import tempfile
 import time
 import urllib.request
 
-from process_tools import free_port, stop, wait_listening
+from process_tools import free_port, start_apps, stop, wait_listening
 
 DAEMON, BENCH = sys.argv[1], sys.argv[2]
 SCRAPES = int(sys.argv[3]) if len(sys.argv) > 3 else 5
@@ -57,12 +57,7 @@ def scrape(port):
 
 
 try:
-    for index in range(APPS):
-        processes.append(subprocess.Popen([BENCH, "app", f"app-{index:02d}", DIRECTORY, str(SERVICES)],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-    deadline = time.monotonic() + 60
-    while len([name for name in os.listdir(DIRECTORY) if name.endswith(".sock")]) < APPS and time.monotonic() < deadline:
-        time.sleep(0.1)
+    processes += start_apps(BENCH, DIRECTORY, APPS, SERVICES)
     port = free_port()
     config = os.path.join(WORK, "config.yaml")
     with open(config, "w") as handle:
