@@ -18,6 +18,10 @@ release_build() {
     if [ "$product" = weave-healthd ] && [ -f Scripts/weave-healthd.order ]; then
         # Names missing from the binary (the file is older than the code) are skipped without a word.
         flags+=(-Xlinker "--symbol-ordering-file=$PWD/Scripts/weave-healthd.order" -Xlinker --no-warn-symbol-ordering)
+        # SwiftPM does not know the linker reads the list: a binary older than it is removed, so it is linked again.
+        local binary
+        binary="$(swift build "${flags[@]}" --show-bin-path)/$product"
+        if [ Scripts/weave-healthd.order -nt "$binary" ]; then rm -f "$binary"; fi
     fi
     # `|| return`: inside $(…) errexit does not apply, and a failed build must not print a path.
     swift build "${flags[@]}" --product "$product" >&2 || return
