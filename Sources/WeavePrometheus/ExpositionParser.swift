@@ -161,18 +161,16 @@ public enum ExpositionParser {
             var cursor: Int
             let nameEnd: Int
             var labelsStart = -1 // after `{`, when there is a label set
-            var renames = false
+            var labelsFrom: Int? // where the labels still to be read begin
+            var carried = false // whether a label not read again has a name the prefix adds
             if let last = repeatable, end - start > last.count, memcmp(base + start, base + last.lineStart, last.count) == 0 {
                 // The same bytes as the last line's up to its last label, in the same family: valid
                 // there, so valid here. Only the rest of the line is read.
                 nameEnd = start + last.nameEnd
                 labelsStart = start + last.labelsStart
-                let labels = try scanLabels(base, from: start + last.count, end: end)
-                cursor = labels.end
-                renames = last.renames || labels.renames
-                repeatable = labels.lastLabelStart < 0 ? nil
-                    : RepeatablePrefix(lineStart: start, count: labels.lastLabelStart - start, nameEnd: last.nameEnd,
-                                       labelsStart: last.labelsStart, renames: last.renames || labels.renamesBeforeLast)
+                cursor = start + last.count
+                labelsFrom = cursor
+                carried = last.renames
             } else {
                 // Most lines begin with the open family's name, which its TYPE line showed valid: only
                 // the suffix after it is scanned.
@@ -186,16 +184,20 @@ public enum ExpositionParser {
                     throw fail("sample \(text(start, nameEnd)) is outside family \(families[families.count - 1].name)")
                 }
                 if suffix == .created { return }
-                repeatable = nil
                 if cursor < end, base[cursor] == UInt8(ascii: "{") {
                     labelsStart = cursor + 1
-                    let labels = try scanLabels(base, from: labelsStart, end: end)
-                    cursor = labels.end
-                    renames = labels.renames
-                    if labels.lastLabelStart >= 0 {
-                        repeatable = RepeatablePrefix(lineStart: start, count: labels.lastLabelStart - start, nameEnd: nameEnd - start,
-                                                      labelsStart: labelsStart - start, renames: labels.renamesBeforeLast)
-                    }
+                    labelsFrom = labelsStart
+                }
+            }
+            var renames = false
+            repeatable = nil
+            if let labelsFrom {
+                let labels = try scanLabels(base, from: labelsFrom, end: end)
+                cursor = labels.end
+                renames = carried || labels.renames
+                if labels.lastLabelStart >= 0 {
+                    repeatable = RepeatablePrefix(lineStart: start, count: labels.lastLabelStart - start, nameEnd: nameEnd - start,
+                                                  labelsStart: labelsStart - start, renames: carried || labels.renamesBeforeLast)
                 }
             }
             guard cursor < end, base[cursor] == UInt8(ascii: " ") else { throw fail("expected a space and a value after the labels") }
