@@ -211,6 +211,35 @@ private final class Named: Sendable {
         }
     }
 
+    @Test func aLiveContainerReplacedDuringItsOwnResolveLivesUntilTheResolveReturns() {
+        final class Outer: Sendable {}
+        final class WeakContainer: @unchecked Sendable { // written once, before the resolve
+            weak var value: Container?
+        }
+        let saved = Container.live
+        defer { Container.live = saved }
+        let replaced = WeakContainer()
+        let aliveInItsFactory = Locked<Bool?>(nil)
+        do {
+            let container = Container()
+            container.register(Outer.self) {
+                // Another test or thread replaces `live` while this factory runs, and the factory
+                // resolves through `UnifiedDI` again: this thread's frame drops its cached container.
+                let next = Container()
+                next.register(Named.self, instance: Named("next"))
+                Container.live = next
+                _ = UnifiedDI.resolve(Named.self)
+                aliveInItsFactory.withLock { $0 = replaced.value != nil }
+                return Outer()
+            }
+            replaced.value = container
+            Container.live = container
+        }
+        #expect(UnifiedDI.resolve(Outer.self) != nil)
+        #expect(aliveInItsFactory.withLock { $0 } == true, "the container was freed while it was resolving")
+        #expect(replaced.value == nil, "released once the resolve returned")
+    }
+
     @Test func aReplacedLiveContainerMayResolveFromItsInstancesDeinit() {
         final class ResolvesWhenReleased: Sendable {
             deinit { _ = UnifiedDI.resolve(Named.self) }

@@ -102,7 +102,9 @@ func report(_ title: String, _ cases: [BenchmarkCase]) -> [String: Measurement] 
 /// `profile CASE [THREADS]`: runs the path case whose name starts with CASE for about 5 s on one
 /// thread (or THREADS at once), for `perf record`. With `WEAVE_PROFILE_AFTER_OVERRIDE=1`, after a
 /// `withContainer` call, as in `paths` (from then on `Container.current` reads the task local); with
-/// `WEAVE_PROFILE_BRIDGE_INSTALLED=1`, after the swift-dependencies bridge installs its source.
+/// `WEAVE_PROFILE_AFTER_VALUES=1`, after a `withInjectedValues` call (`InjectedValues.current` reads
+/// its task local); with `WEAVE_PROFILE_BRIDGE_INSTALLED=1`, after the swift-dependencies bridge installs its source.
+/// `WEAVE_PROFILE_OPERATIONS=N` runs N operations instead, for counting instructions under callgrind.
 if CommandLine.arguments.count >= 3, CommandLine.arguments[1] == "profile" {
     let all = singletonPathCases + wrapperReadCases + wrapperCases + transientPathCases + bridgeCases
     guard let chosen = all.first(where: { $0.name.hasPrefix(CommandLine.arguments[2]) }) else {
@@ -111,8 +113,9 @@ if CommandLine.arguments.count >= 3, CommandLine.arguments[1] == "profile" {
     }
     _ = pathContainer // installs itself as Container.live
     if ProcessInfo.processInfo.environment["WEAVE_PROFILE_AFTER_OVERRIDE"] == "1" { withContainer(pathContainer) {} }
+    if ProcessInfo.processInfo.environment["WEAVE_PROFILE_AFTER_VALUES"] == "1" { withInjectedValues({ _ in }) {} }
     if ProcessInfo.processInfo.environment["WEAVE_PROFILE_BRIDGE_INSTALLED"] == "1" { installDependencyOverrides() }
-    let n = Harness.calibrate(chosen) * 25
+    let n = ProcessInfo.processInfo.environment["WEAVE_PROFILE_OPERATIONS"].flatMap { Int($0) } ?? Harness.calibrate(chosen) * 25
     let threads = CommandLine.arguments.count > 3 ? Int(CommandLine.arguments[3]) ?? 1 : 1
     let took = threads == 1 ? Harness.elapsed { chosen.run(n) } : Harness.runConcurrently(threads: threads) { _ in chosen.run(n) }
     print("\(chosen.name), \(threads) thread(s): \(format(Harness.nanos(took) / Double(n))) ns/op")

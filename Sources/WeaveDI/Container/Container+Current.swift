@@ -36,18 +36,39 @@ extension Container {
     static func withLive<R>(_ body: (Container) -> R) -> R {
         let frame = ThreadFrame.current
         if frame.pointee.liveGeneration != liveGeneration.load(ordering: .acquiring) { refreshLive(frame) }
+        frame.pointee.liveBorrows &+= 1
+        defer {
+            frame.pointee.liveBorrows &-= 1
+            if frame.pointee.liveBorrows == 0, frame.pointee.retiredLive != nil { releaseRetired(frame) }
+        }
         return frame.pointee.live.unsafelyUnwrapped._withUnsafeGuaranteedRef(body)
     }
 
-    /// Caches the live container (retained) and its generation in the thread's frame.
+    /// Caches the live container (retained) and its generation in the thread's frame. The one it
+    /// replaces is released, or kept until this thread's outermost `withLive` returns when one is
+    /// running in it (a factory or hook resolving after `live` was reassigned): the frame's
+    /// reference may be its last.
     @usableFromInline @inline(never)
     static func refreshLive(_ frame: UnsafeMutablePointer<ThreadFrame>) {
         let (container, generation) = liveContainer.withLock { $0 }
         let previous = frame.pointee.live
         frame.pointee.live = .passRetained(container)
         frame.pointee.liveGeneration = generation
+        guard let previous else { return }
+        if frame.pointee.liveBorrows != 0 {
+            frame.pointee.retiredLive = (frame.pointee.retiredLive ?? []) + [previous.takeRetainedValue()]
+            return
+        }
         // Last: its deinit (and its instances') may resolve, through this frame.
-        previous?.release()
+        previous.release()
+    }
+
+    /// Releases the live containers replaced while this thread was resolving in them.
+    @usableFromInline @inline(never)
+    static func releaseRetired(_ frame: UnsafeMutablePointer<ThreadFrame>) {
+        let retired = frame.pointee.retiredLive.take()
+        // Released here, after the frame is consistent: their deinits may resolve through it.
+        _ = retired
     }
 
     /// The container that overrides `live` in the current task, set by `withContainer(_:operation:)`.

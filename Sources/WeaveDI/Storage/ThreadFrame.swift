@@ -22,6 +22,10 @@ struct ThreadFrame {
     /// `Container.live` as this thread last read it (retained), and its generation (0: none yet).
     @usableFromInline var live: Unmanaged<Container>?
     @usableFromInline var liveGeneration: UInt64 = 0
+    /// How many `withLive` bodies are running on this thread, borrowing `live`.
+    @usableFromInline var liveBorrows = 0
+    /// Live containers replaced in the frame while it was borrowed, released when no body is left.
+    @usableFromInline var retiredLive: [Container]?
     /// The container of the innermost synchronous `withContainer` running on this thread (unretained:
     /// that call keeps it alive).
     @usableFromInline var scopedOverride: Unmanaged<Container>?
