@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "WeaveHealth", dependencies: ["WeaveDI", "WeaveSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "WeaveHealthTests", dependencies: ["WeaveHealth"]),
         .target(name: "WeavePrometheus", dependencies: ["WeaveDI", "WeaveHealth", "WeaveSupport"]),
-        .testTarget(name: "WeavePrometheusTests", dependencies: ["WeavePrometheus"]),
+        .testTarget(name: "WeavePrometheusTests", dependencies: ["WeavePrometheus", "WeaveTestSupport"]),
         .target(
             name: "WeaveHealthServer",
             dependencies: [
@@ -74,7 +74,7 @@ let package = Package(
             dependencies: ["CSystemd", "WeaveSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "WeaveSystemdTests", dependencies: ["WeaveSystemd"]),
-        .testTarget(name: "WeaveHealthdTests", dependencies: ["weave-healthd", "WeaveDI", "WeaveHealth", "WeaveHealthServer", "WeaveAppEndpoint"]),
+        .testTarget(name: "WeaveHealthdTests", dependencies: ["weave-healthd", "WeaveDI", "WeaveHealth", "WeaveHealthServer", "WeaveAppEndpoint", "WeaveTestSupport"]),
         .executableTarget(
             name: "weave-healthd",
             dependencies: [
@@ -89,11 +89,13 @@ let package = Package(
         ),
         // The probe: plain sockets, no Foundation and no NIO (only the package's own helpers), so it starts fast.
         .executableTarget(name: "weave-health", dependencies: ["WeaveSupport"]),
-        .testTarget(name: "WeaveHealthProbeTests", dependencies: ["weave-health"], exclude: ["Fixtures"]),
+        .testTarget(name: "WeaveHealthProbeTests", dependencies: ["weave-health", "WeaveTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "WeaveDITests", dependencies: [
             "WeaveDI",
             .product(name: "MetricsTestKit", package: "swift-metrics"),
         ]),
+        // What the test targets share: long synchronous work on a thread of its own.
+        .target(name: "WeaveTestSupport", path: "Tests/WeaveTestSupport"),
         // Upstream WeaveDI's documented patterns in the Swift 5 language mode its documentation uses.
         .testTarget(name: "WeaveDISwift5Tests", dependencies: ["WeaveDI"], swiftSettings: [.swiftLanguageMode(.v5)]),
     ],

@@ -1,5 +1,5 @@
-import Foundation
 import Testing
+import WeaveTestSupport
 @testable import WeavePrometheus
 
 /// Damaged expositions, as a hostile or broken application could send them: every truncation, every
@@ -35,12 +35,8 @@ import Testing
     }
 
     @Test func damagedExpositionsNeverCrashAndWhatIsAcceptedRendersValid() async {
-        // On a thread of its own: the cases take tens of seconds in a debug build, and on Swift's
-        // cooperative pool (two threads on a 2-core machine) they held back other suites' tasks
-        // long enough to fail their waits. What went wrong comes back as text, recorded here.
-        let (cases, accepted, failures) = await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: Self.attemptAll()) }
-        }
+        // Tens of seconds in a debug build: on a thread of its own, and what went wrong comes back as text.
+        let (cases, accepted, failures) = await onThreadOfItsOwn(Self.attemptAll)
         for failure in failures { Issue.record(Comment(rawValue: failure)) }
         #expect(cases > 15_000 && accepted > 100, "\(cases) cases, \(accepted) accepted")
     }
