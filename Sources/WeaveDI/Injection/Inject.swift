@@ -26,6 +26,13 @@ public struct Inject<T>: Sendable {
     @inlinable
     public var wrappedValue: T? {
         if let kept = storage.kept { return kept }
+        return Self.firstRead(storage, name: name)
+    }
+
+    /// The first access (or one that found nothing): resolves, and keeps what it found. Out of
+    /// line, so the kept value's read stays small where it is inlined.
+    @inlinable @inline(never)
+    static func firstRead(_ storage: LazyValue<T?>, name: String?) -> T? {
         let resolved = Container.withCurrent { container in
             if let name { return container.resolve(name, T.self) }
             return container.resolve(T.self)
@@ -35,7 +42,8 @@ public struct Inject<T>: Sendable {
     }
 
     /// The read of a wrapper in a class: its kept value without copying the wrapper (see
-    /// `UnretainedLazyValue`), else the first access.
+    /// `UnretainedLazyValue`), else the first access, given the wrapper's fields in place (a copy
+    /// of the wrapper retained and released its `LazyValue`).
     @inlinable
     public static subscript<Holder: AnyObject>(
         _enclosingInstance holder: Holder,
@@ -44,8 +52,9 @@ public struct Inject<T>: Sendable {
     ) -> T? {
         // Always inlined: the key path is then a constant the optimizer turns into a field load.
         @inline(__always) get {
-            if let kept = holder[keyPath: wrapper].unretained.kept { return kept }
-            return holder[keyPath: wrapper].wrappedValue
+            let unretained = holder[keyPath: wrapper].unretained
+            if let kept = unretained.kept { return kept }
+            return unretained.box._withUnsafeGuaranteedRef { firstRead($0, name: holder[keyPath: wrapper].name) }
         }
     }
 }

@@ -74,13 +74,25 @@ public struct Injected<Value>: Sendable {
     @inlinable
     public var wrappedValue: Value {
         if let kept = storage.kept { return kept }
+        return Self.firstRead(storage, fromValues: fromValues, fromContainer: fromContainer)
+    }
+
+    /// The first access: reads `fromValues` or resolves `fromContainer`, and keeps it. Out of line,
+    /// so the kept value's read stays small where it is inlined.
+    @inlinable @inline(never)
+    static func firstRead(
+        _ storage: LazyValue<Value?>,
+        fromValues: (@Sendable (InjectedValues) -> Value)?,
+        fromContainer: (@Sendable (Container) -> Value)?
+    ) -> Value {
         // `keep` returns the value it was given or another thread's: never nil.
         if let fromValues { return storage.keep(fromValues(InjectedValues.current)).unsafelyUnwrapped }
         return storage.keep(Container.withCurrent(fromContainer.unsafelyUnwrapped)).unsafelyUnwrapped
     }
 
     /// The read of a wrapper in a class: its kept value without copying the wrapper (see
-    /// `UnretainedLazyValue`), else the first access.
+    /// `UnretainedLazyValue`), else the first access, given the wrapper's fields in place (a copy
+    /// of the wrapper retained and released its `LazyValue`).
     @inlinable
     public static subscript<Holder: AnyObject>(
         _enclosingInstance holder: Holder,
@@ -89,8 +101,11 @@ public struct Injected<Value>: Sendable {
     ) -> Value {
         // Always inlined: the key path is then a constant the optimizer turns into a field load.
         @inline(__always) get {
-            if let kept = holder[keyPath: wrapper].unretained.kept { return kept }
-            return holder[keyPath: wrapper].wrappedValue
+            let unretained = holder[keyPath: wrapper].unretained
+            if let kept = unretained.kept { return kept }
+            return unretained.box._withUnsafeGuaranteedRef {
+                firstRead($0, fromValues: holder[keyPath: wrapper].fromValues, fromContainer: holder[keyPath: wrapper].fromContainer)
+            }
         }
     }
 }
