@@ -105,10 +105,16 @@ func report(_ title: String, _ cases: [BenchmarkCase]) -> [String: Measurement] 
 /// `WEAVE_PROFILE_AFTER_VALUES=1`, after a `withInjectedValues` call (`InjectedValues.current` reads
 /// its task local); with `WEAVE_PROFILE_BRIDGE_INSTALLED=1`, after the swift-dependencies bridge installs its source.
 /// `WEAVE_PROFILE_OPERATIONS=N` runs N operations instead, for counting instructions under callgrind.
+/// The cases `profile` runs (a function: as a global of this file it changed how the closures were compiled).
+func pathCases() -> [BenchmarkCase] { singletonPathCases + wrapperReadCases + wrapperCases + transientPathCases + bridgeCases }
+/// `cases`: the names `profile` takes, one per line (Benchmarks/path_instructions.sh reads them).
+if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "cases" {
+    for benchmark in pathCases() { print(benchmark.name) }
+    exit(0)
+}
 if CommandLine.arguments.count >= 3, CommandLine.arguments[1] == "profile" {
-    let all = singletonPathCases + wrapperReadCases + wrapperCases + transientPathCases + bridgeCases
-    guard let chosen = all.first(where: { $0.name.hasPrefix(CommandLine.arguments[2]) }) else {
-        print("no case starts with \(CommandLine.arguments[2]); cases: \(all.map(\.name))")
+    guard let chosen = pathCases().first(where: { $0.name.hasPrefix(CommandLine.arguments[2]) }) else {
+        print("no case starts with \(CommandLine.arguments[2]); cases: \(pathCases().map(\.name))")
         exit(64)
     }
     _ = pathContainer // installs itself as Container.live

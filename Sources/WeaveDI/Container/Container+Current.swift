@@ -1,14 +1,7 @@
 import Synchronization
 
-/// `Container.live` and a generation that changes with every assignment, under one mutex.
+/// `Container.live` and a generation that changes with every assignment (`resolverFlags.liveGeneration`), under one mutex.
 private let liveContainer = Locked((container: Container(), generation: UInt64(1)))
-/// `liveContainer`'s generation, readable without its mutex: a thread compares it with the
-/// generation of the container it cached (`ThreadFrame.live`) and reads the mutex only when it moved.
-@usableFromInline let liveGeneration = Atomic<UInt64>(1)
-/// Set once a task has overridden the container (`withContainer`); until then no task has an
-/// override, and `Container.current` skips the task-local read. Never cleared: a task created in
-/// an override's scope may outlive it.
-@usableFromInline let containerOverridden = Atomic<Bool>(false)
 
 extension Container {
     /// The process-wide container. Replace it, for example in tests, by assigning a new one.
@@ -22,7 +15,7 @@ extension Container {
             let replaced = liveContainer.withLock { live in
                 let replaced = live.container
                 live = (newValue, live.generation &+ 1)
-                liveGeneration.store(live.generation, ordering: .releasing)
+                resolverFlags.liveGeneration.store(live.generation, ordering: .releasing)
                 return replaced
             }
             // Released here, outside the mutex: its deinit (and its instances') may resolve.
@@ -35,7 +28,7 @@ extension Container {
     @inlinable @inline(__always)
     static func withLive<R>(_ body: (Container) -> R) -> R {
         let frame = ThreadFrame.current
-        if frame.pointee.liveGeneration != liveGeneration.load(ordering: .acquiring) { refreshLive(frame) }
+        if frame.pointee.liveGeneration != resolverFlags.liveGeneration.load(ordering: .acquiring) { refreshLive(frame) }
         frame.pointee.liveBorrows &+= 1
         defer {
             frame.pointee.liveBorrows &-= 1
@@ -83,7 +76,7 @@ extension Container {
     /// container, and without a lock or reference counting for `live` (see `withLive`).
     @inlinable @inline(__always)
     static func withCurrent<R>(_ body: (Container) -> R) -> R {
-        if containerOverridden.load(ordering: .relaxed) { return withOverride(body) }
+        if resolverFlags.containerOverridden.load(ordering: .relaxed) { return withOverride(body) }
         return withLive(body)
     }
 
@@ -150,7 +143,7 @@ extension Container {
 public func withContainer<R>(
     _ container: Container, isolation: isolated (any Actor)? = #isolation, operation: () async throws -> R
 ) async rethrows -> R {
-    containerOverridden.store(true, ordering: .relaxed)
+    resolverFlags.containerOverridden.store(true, ordering: .relaxed)
     return try await Container.$override.withValue(container, operation: operation, isolation: isolation)
 }
 
@@ -160,7 +153,7 @@ public func withContainer<R>(
 /// local: a synchronous scope cannot suspend, so it runs on this thread from start to end. (Tasks
 /// it creates inherit the task local.)
 public func withContainer<R>(_ container: Container, operation: () throws -> R) rethrows -> R {
-    containerOverridden.store(true, ordering: .relaxed)
+    resolverFlags.containerOverridden.store(true, ordering: .relaxed)
     let frame = ThreadFrame.current
     let outer = frame.pointee.scopedOverride
     frame.pointee.scopedOverride = .passUnretained(container) // `container` is alive for the whole call

@@ -13,16 +13,13 @@ extension InjectedValues {
     public static func installExternalValues(_ source: some ExternalInjectedValues) {
         // Never released: a reader may hold the previous one unretained, and installations are rare.
         let box = Unmanaged.passRetained(ExternalValuesBox(source))
-        ExternalValuesBox.installed.store(UInt(bitPattern: box.toOpaque()), ordering: .releasing)
+        resolverFlags.externalValues.store(UInt(bitPattern: box.toOpaque()), ordering: .releasing)
     }
 }
 
 /// The installed `ExternalInjectedValues`, read with one atomic load and no reference counting.
 @usableFromInline
 final class ExternalValuesBox: Sendable {
-    /// The installed box's address, 0 while none is installed.
-    @usableFromInline static let installed = Atomic<UInt>(0)
-
     @usableFromInline let source: any ExternalInjectedValues
 
     init(_ source: any ExternalInjectedValues) { self.source = source }
@@ -30,7 +27,7 @@ final class ExternalValuesBox: Sendable {
     /// The installed source's value for `key`, or nil (also when none is installed).
     @inlinable @inline(__always)
     static func value<K: InjectedKey>(for key: K.Type) -> K.Value? {
-        let address = installed.load(ordering: .acquiring)
+        let address = resolverFlags.externalValues.load(ordering: .acquiring)
         guard address != 0 else { return nil }
         return Unmanaged<ExternalValuesBox>.fromOpaque(UnsafeRawPointer(bitPattern: address)!)
             ._withUnsafeGuaranteedRef { $0.source.value(for: key) }

@@ -1,6 +1,5 @@
 import Synchronization
 
-
 /// The values reached through `InjectedKey`s. Extend it with computed properties:
 ///
 ///     extension InjectedValues {
@@ -58,7 +57,7 @@ public struct InjectedValues: Sendable {
     /// (`withInjectedValues`), none has any, and this skips the task-local read.
     @inlinable
     public static var current: InjectedValues {
-        injectedValuesSet.load(ordering: .relaxed) ? boundTaskValues() ?? InjectedValues() : InjectedValues()
+        resolverFlags.injectedValuesSet.load(ordering: .relaxed) ? boundTaskValues() ?? InjectedValues() : InjectedValues()
     }
 
     /// The values set in this task, if any (`taskValues` without `TaskLocal.get()`'s generic copy).
@@ -68,8 +67,6 @@ public struct InjectedValues: Sendable {
     @usableFromInline @TaskLocal static var taskValues = InjectedValues()
 }
 
-/// Set once a task has set `InjectedValues`; never cleared (a task created in the scope may outlive it).
-@usableFromInline let injectedValuesSet = Atomic<Bool>(false)
 
 /// An `InjectedKey`'s value, boxed so a reader downcasts it instead of casting dynamically.
 @usableFromInline
@@ -85,7 +82,7 @@ public func withInjectedValues<R>(
     isolation: isolated (any Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
-    injectedValuesSet.store(true, ordering: .relaxed)
+    resolverFlags.injectedValuesSet.store(true, ordering: .relaxed)
     var values = InjectedValues.taskValues
     try update(&values)
     return try await InjectedValues.$taskValues.withValue(values, operation: operation, isolation: isolation)
@@ -93,7 +90,7 @@ public func withInjectedValues<R>(
 
 /// Runs `operation` synchronously with the values `update` sets.
 public func withInjectedValues<R>(_ update: (inout InjectedValues) throws -> Void, operation: () throws -> R) rethrows -> R {
-    injectedValuesSet.store(true, ordering: .relaxed)
+    resolverFlags.injectedValuesSet.store(true, ordering: .relaxed)
     var values = InjectedValues.taskValues
     try update(&values)
     return try InjectedValues.$taskValues.withValue(values, operation: operation)
