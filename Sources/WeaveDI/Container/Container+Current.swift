@@ -8,7 +8,8 @@ extension Container {
     ///
     /// Each thread that resolves through `UnifiedDI` or a property wrapper keeps a reference to the
     /// live container it last used, so a replaced container is released once each of those threads
-    /// has resolved again (or exited).
+    /// has resolved again (or exited); a thread that was resolving in it releases it when that
+    /// resolve returns.
     public static var live: Container {
         get { withLive { $0 } }
         set {
