@@ -99,12 +99,6 @@ func report(_ title: String, _ cases: [BenchmarkCase]) -> [String: Measurement] 
     return results
 }
 
-/// `profile CASE [THREADS]`: runs the path case whose name starts with CASE for about 5 s on one
-/// thread (or THREADS at once), for `perf record`. With `WEAVE_PROFILE_AFTER_OVERRIDE=1`, after a
-/// `withContainer` call, as in `paths` (from then on `Container.current` reads the task local); with
-/// `WEAVE_PROFILE_AFTER_VALUES=1`, after a `withInjectedValues` call (`InjectedValues.current` reads
-/// its task local); with `WEAVE_PROFILE_BRIDGE_INSTALLED=1`, after the swift-dependencies bridge installs its source.
-/// `WEAVE_PROFILE_OPERATIONS=N` runs N operations instead, for counting instructions under callgrind.
 /// The cases `profile` runs (a function: as a global of this file it changed how the closures were compiled).
 func pathCases() -> [BenchmarkCase] { singletonPathCases + wrapperReadCases + wrapperCases + transientPathCases + bridgeCases }
 /// `cases`: the names `profile` takes, one per line (Benchmarks/path_instructions.sh reads them).
@@ -112,6 +106,13 @@ if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "cases" {
     for benchmark in pathCases() { print(benchmark.name) }
     exit(0)
 }
+
+/// `profile CASE [THREADS]`: runs the path case whose name starts with CASE for about 5 s on one
+/// thread (or THREADS at once), for `perf record`. With `WEAVE_PROFILE_AFTER_OVERRIDE=1`, after a
+/// `withContainer` call, as in `paths` (from then on `Container.current` reads the task local); with
+/// `WEAVE_PROFILE_AFTER_VALUES=1`, after a `withInjectedValues` call (`InjectedValues.current` reads
+/// its task local); with `WEAVE_PROFILE_BRIDGE_INSTALLED=1`, after the swift-dependencies bridge installs its source.
+/// `WEAVE_PROFILE_OPERATIONS=N` runs N operations instead, for counting instructions under callgrind.
 if CommandLine.arguments.count >= 3, CommandLine.arguments[1] == "profile" {
     guard let chosen = pathCases().first(where: { $0.name.hasPrefix(CommandLine.arguments[2]) }) else {
         print("no case starts with \(CommandLine.arguments[2]); cases: \(pathCases().map(\.name))")
