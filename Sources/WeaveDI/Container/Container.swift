@@ -286,27 +286,18 @@ public final class Container: @unchecked Sendable {
     }
 
     /// A resolve with its duration measured, for the sampled cached-hit histogram. Out of line but
-    /// inlinable, so it is specialized where `resolveFast` is: run generically, its look-up asked
-    /// the runtime for `Optional<T>`'s metadata twice (about 650 instructions every 32nd resolve).
+    /// inlinable, so it (and `lookup`) is specialized where `resolveFast` is: run generically, its
+    /// look-up asked the runtime for `Optional<T>`'s metadata twice (about 650 instructions every
+    /// 32nd resolve).
     @inlinable @inline(never)
     func resolveSampled<T>(_ type: T.Type, name: String?, quietMiss: Bool) throws(ResolutionError) -> T {
         let start = clock.now()
-        let thread = ThreadFrame.current
-        let id = ObjectIdentifier(type)
-        let hash = KeyHash.of(id, name: name)
-        // The registration, retained: the slow-resolution report names it after the lock is released.
-        let found = lock.withReadLock(shard: thread.pointee.shard) { shard -> (registration: AnyRegistration, instance: T?)? in
-            guard let registration = table.slot(id, name: name, hash: hash)?.takeUnretainedValue() else { return nil }
-            shard.counters.pointee.countHit(registration.index)
-            // Safe: every registration under the identity of `T` is a `Registration<T>`.
-            return (registration, unsafeDowncast(registration, to: Registration<T>.self).instanceSlot.pointee)
-        }
-        guard let found else { return try resolveValue(type, name: name, counted: false, quietMiss: quietMiss) }
-        if let instance = found.instance, !thread.pointee.insideFactory {
-            recordTiming(index: found.registration.index, start: start, histogram: StatsField.hitLatency, frame: thread,
-                         service: found.registration.key.description)
+        let found = lookup(type, name: name)
+        if case .instance(let instance, let registration) = found, !ThreadFrame.current.pointee.insideFactory {
+            recordTiming(index: registration.index, start: start, histogram: StatsField.hitLatency, service: registration.key.description)
             return instance
         }
+        if case .missing = found { return try resolveValue(type, name: name, counted: false, quietMiss: quietMiss) }
         return try resolveValue(type, name: name, counted: true)
     }
 
@@ -386,12 +377,14 @@ public final class Container: @unchecked Sendable {
     // MARK: Internals
 
     /// The outcome of a look-up under the read lock; an instance comes with its registration.
+    @usableFromInline
     enum Lookup<T> {
         case instance(T, Registration<T>)
         case registration(Registration<T>)
         case missing
     }
 
+    @inlinable
     func lookup<T>(_ type: T.Type, name: String?, count: Bool = true) -> Lookup<T> {
         let id = ObjectIdentifier(type)
         let hash = KeyHash.of(id, name: name)

@@ -112,7 +112,7 @@ final class Registration<Value>: AnyRegistration, @unchecked Sendable {
     }
 
     /// The shared instance. Read under the container's read lock, write under its write lock.
-    var instance: Value? {
+    @inlinable var instance: Value? {
         get { instanceSlot.pointee }
         set { instanceSlot.pointee = newValue }
     }
