@@ -96,7 +96,7 @@ public enum Exposition {
                     if out.count >= chunkSize { flush(&out, write) }
                 }
                 if out.count + member.preformatted.count < chunkSize {
-                    out.append(contentsOf: member.preformatted)
+                    member.preformatted.withUnsafeBytes { out.append(contentsOf: $0) }
                 } else {
                     flush(&out, write)
                     member.preformatted.withUnsafeBytes(write)

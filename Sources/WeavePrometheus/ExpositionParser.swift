@@ -2,8 +2,9 @@ import WeaveSupport
 
 /// Reads an exposition another process rendered (Prometheus text 0.0.4 or OpenMetrics 1.0) back
 /// into families, so it can be merged with others and rendered again in either format. Sample
-/// lines are kept as bytes (`MetricFamily.preformatted`), with labels added in front of theirs;
-/// timestamps, exemplars and `_created` samples are left out (the merged exposition is fresh).
+/// lines are kept as bytes, with labels added in front of theirs, all in one buffer that the
+/// families share (`MetricFamily.preformatted`); timestamps, exemplars and `_created` samples are
+/// left out (the merged exposition is fresh).
 ///
 /// It is strict: a line that is not valid exposition syntax, a sample outside the family its TYPE
 /// line opened, or a type other than counter, gauge, histogram and summary rejects the whole input
@@ -30,7 +31,7 @@ public enum ExpositionParser {
     }
 
     /// One pass over the bytes, without allocating per sample: sample lines are written into `sink`
-    /// with the labels added, and handed to their family when a comment line begins.
+    /// with the labels added, and each family refers to the part written while it was open.
     private struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>
         let prefix: [UInt8]
@@ -44,6 +45,8 @@ public enum ExpositionParser {
         /// The open family's name (where its TYPE line holds it, in `bytes`) and kind.
         var familyName: (start: Int, count: Int) = (0, 0)
         var familyKind = MetricFamily.Kind.gauge
+        /// Where each family's lines begin in `sink` (a family's lines end where the next one's begin).
+        var familyStarts: [Int] = []
         /// Room for all of the input and the labels added to a line in four (it grows if that is not enough).
         var sink: ByteSink
         /// The last sample line's part that a next line of the same series usually repeats (its name
@@ -82,35 +85,39 @@ public enum ExpositionParser {
         }
 
         mutating func run() throws(Failure) -> [MetricFamily] {
-            defer { sink.deallocate() }
-            guard let base = bytes.baseAddress else { return [] }
+            guard let base = bytes.baseAddress else {
+                sink.deallocate()
+                return []
+            }
             var start = 0
             var ended = false
             while start < bytes.count {
                 lineNumber += 1
                 let end = memchr(base + start, 0x0A, bytes.count - start).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base }
                     ?? bytes.count
-                if ended { throw fail("text after # EOF") }
-                if end > start {
-                    if base[start] == UInt8(ascii: "#") {
-                        flush()
-                        repeatable = nil
-                        ended = try comment(start, end)
-                    } else {
-                        try sample(base, start, end)
+                do throws(Failure) {
+                    if ended { throw fail("text after # EOF") }
+                    if end > start {
+                        if base[start] == UInt8(ascii: "#") {
+                            repeatable = nil
+                            ended = try comment(start, end)
+                        } else {
+                            try sample(base, start, end)
+                        }
                     }
+                } catch {
+                    sink.deallocate()
+                    throw error
                 }
                 start = end + 1
             }
-            flush()
+            // The families take the lines over, each its own part.
+            let storage = sink.finish()
+            familyStarts.append(sink.count)
+            for index in families.indices {
+                families[index].preformatted = PreformattedLines(storage: storage, range: familyStarts[index]..<familyStarts[index + 1])
+            }
             return families
-        }
-
-        /// Hands the lines written since the last comment line to the open family.
-        mutating func flush() {
-            guard sink.count > 0 else { return }
-            families[families.count - 1].preformatted.append(contentsOf: UnsafeBufferPointer(start: sink.base, count: sink.count))
-            sink.count = 0
         }
 
         /// `# HELP`, `# TYPE`, `# UNIT`, `# EOF`; other comments are skipped. Returns whether it was `# EOF`.
@@ -150,6 +157,7 @@ public enum ExpositionParser {
                 let help = pendingHelp.removeValue(forKey: name) ?? pendingHelp.removeValue(forKey: family) ?? ""
                 let unit = pendingUnit.removeValue(forKey: family)
                 families.append(MetricFamily(name: family, kind: kind, help: help, unit: unit))
+                familyStarts.append(sink.count)
                 familyName = (start + words[2].startIndex, family.utf8.count)
                 familyKind = kind
             }
@@ -434,8 +442,8 @@ public enum ExpositionParser {
     }
 }
 
-/// The bytes the parser writes, in memory it grows by doubling; appends are a bounds check and a copy.
-/// Its owner deallocates it.
+/// The bytes the parser writes, in memory from `malloc` that it grows with `realloc`; appends are
+/// a bounds check and a copy. Its owner either deallocates it or `finish`es it into a storage.
 private struct ByteSink {
     private(set) var base: UnsafeMutablePointer<UInt8>
     var count = 0
@@ -443,7 +451,7 @@ private struct ByteSink {
 
     init(capacity: Int) {
         self.capacity = capacity
-        base = .allocate(capacity: capacity)
+        base = ByteSink.reallocate(nil, capacity)
     }
 
     @inline(__always)
@@ -467,11 +475,18 @@ private struct ByteSink {
 
     private mutating func grow(to needed: Int) {
         capacity = max(needed, capacity * 2)
-        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
-        grown.update(from: base, count: count)
-        base.deallocate()
-        base = grown
+        base = ByteSink.reallocate(base, capacity)
     }
 
-    func deallocate() { base.deallocate() }
+    /// The bytes written, as a storage that frees them (the room left over goes back to the heap).
+    func finish() -> PreformattedLines.Storage {
+        PreformattedLines.Storage(taking: ByteSink.reallocate(base, max(count, 1)))
+    }
+
+    func deallocate() { free(base) }
+
+    private static func reallocate(_ base: UnsafeMutablePointer<UInt8>?, _ capacity: Int) -> UnsafeMutablePointer<UInt8> {
+        guard let memory = realloc(base, capacity) else { fatalError("out of memory: \(capacity) bytes for an exposition") }
+        return memory.assumingMemoryBound(to: UInt8.self)
+    }
 }

@@ -53,12 +53,12 @@ public struct MetricFamily: Sendable, Equatable {
     public var samples: [Sample]
     /// Histogram series, written after `samples`: a large histogram family needs no `Sample` per bucket.
     public var histograms: [HistogramSeries]
-    /// Sample lines already in exposition syntax (each ending in a line feed, the same in both
-    /// formats), written last: the series another process rendered, relabelled (see `ExpositionParser`).
-    public var preformatted: [UInt8]
+    /// Sample lines already in exposition syntax, written last: the series another process rendered,
+    /// relabelled (see `ExpositionParser`).
+    public var preformatted: PreformattedLines
 
     public init(name: String, kind: Kind, help: String, unit: String? = nil, samples: [Sample] = [],
-                histograms: [HistogramSeries] = [], preformatted: [UInt8] = []) {
+                histograms: [HistogramSeries] = [], preformatted: PreformattedLines = PreformattedLines()) {
         self.name = name
         self.kind = kind
         self.help = help

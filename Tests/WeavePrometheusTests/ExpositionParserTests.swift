@@ -92,7 +92,7 @@ import Testing
     @Test func familiesOfOneNameRenderAsOne() {
         let a = MetricFamily.gauge("up", "Up.", [([("app", "a")], 1)])
         var b = MetricFamily.gauge("up", "Other help.", [])
-        b.preformatted = Array("up{app=\"b\"} 0\n".utf8)
+        b.preformatted = PreformattedLines(Array("up{app=\"b\"} 0\n".utf8))
         let counter = MetricFamily.counter("up", "A counter of the same name.", [([("app", "c")], 5)])
         let text = String(decoding: Exposition.render([b, counter, a], format: .prometheusText), as: UTF8.self)
         #expect(text == "# HELP up Other help.\n# TYPE up gauge\nup{app=\"b\"} 0\nup{app=\"a\"} 1\n")
