@@ -35,7 +35,11 @@ public enum ExpositionParser {
     private struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>
         let prefix: [UInt8]
+        /// `prefix` and the comma that separates it from a line's own labels.
+        let prefixComma: [UInt8]
         let added: [[UInt8]]
+        /// A bit per length (below 64) of the names in `added`: most label names are ruled out by it.
+        let addedLengths: UInt64
         var families: [MetricFamily] = []
         var lineNumber = 0
         /// HELP and UNIT lines seen before their TYPE line, by family name.
@@ -60,6 +64,10 @@ public enum ExpositionParser {
             var lineStart: Int
             /// Bytes up to the last label's name: what a next line must repeat exactly.
             var count: Int
+            /// The last label's `name="`, after `count`: a next line that repeats it too has only the value read.
+            var lastName: Int
+            /// Whether the last label's name is one the prefix adds.
+            var lastRenames: Bool
             var nameEnd: Int
             var labelsStart: Int
             /// Whether a label before the last has a name the prefix adds.
@@ -69,7 +77,9 @@ public enum ExpositionParser {
         init(bytes: UnsafeBufferPointer<UInt8>, prefix: [UInt8], added: [[UInt8]]) {
             self.bytes = bytes
             self.prefix = prefix
+            prefixComma = prefix + [UInt8(ascii: ",")]
             self.added = added
+            addedLengths = added.reduce(0) { $0 | 1 << min($1.count, 63) }
             sink = ByteSink(capacity: max(bytes.count + bytes.count / 4, 64))
         }
 
@@ -169,17 +179,37 @@ public enum ExpositionParser {
             var cursor: Int
             let nameEnd: Int
             var labelsStart = -1 // after `{`, when there is a label set
-            var labelsFrom: Int? // where the labels still to be read begin
-            var carried = false // whether a label not read again has a name the prefix adds
-            if let last = repeatable, end - start > last.count, memcmp(base + start, base + last.lineStart, last.count) == 0 {
-                // The same bytes as the last line's up to its last label, in the same family: valid
-                // there, so valid here. Only the rest of the line is read.
+            var renames = false // whether a label has a name the prefix adds
+            if let last = repeatable, end - start > last.count + last.lastName,
+               memcmp(base + start, base + last.lineStart, last.count + last.lastName) == 0 {
+                // The same bytes as the last line's up to its last label's value, in the same family:
+                // valid there, so valid here. Only the rest of the line is read.
                 nameEnd = start + last.nameEnd
                 labelsStart = start + last.labelsStart
-                cursor = start + last.count
-                labelsFrom = cursor
-                carried = last.renames
+                let afterValue = try labelValueEnd(base, from: start + last.count + last.lastName, end: end) + 1
+                guard afterValue < end else { throw fail("unterminated label set") }
+                let before = last.renames || last.lastRenames
+                var next = last
+                next.lineStart = start
+                if base[afterValue] == UInt8(ascii: "}") {
+                    cursor = afterValue + 1
+                } else if base[afterValue] == UInt8(ascii: ",") {
+                    // More labels than the last line had: from there on, as a line read whole would be.
+                    let labels = try scanLabels(base, from: afterValue + 1, end: end)
+                    cursor = labels.end
+                    renames = labels.renames
+                    if labels.lastLabelStart >= 0 {
+                        next = RepeatablePrefix(lineStart: start, count: labels.lastLabelStart - start, lastName: labels.lastName,
+                                                lastRenames: labels.lastRenames, nameEnd: last.nameEnd, labelsStart: last.labelsStart,
+                                                renames: before || labels.renamesBeforeLast)
+                    }
+                } else {
+                    throw fail("expected , or } after a label value")
+                }
+                renames = renames || before
+                repeatable = next
             } else {
+                repeatable = nil
                 // Most lines begin with the open family's name, which its TYPE line showed valid: only
                 // the suffix after it is scanned.
                 let suffixStart = start + familyName.count
@@ -194,18 +224,14 @@ public enum ExpositionParser {
                 if suffix == .created { return }
                 if cursor < end, base[cursor] == UInt8(ascii: "{") {
                     labelsStart = cursor + 1
-                    labelsFrom = labelsStart
-                }
-            }
-            var renames = false
-            repeatable = nil
-            if let labelsFrom {
-                let labels = try scanLabels(base, from: labelsFrom, end: end)
-                cursor = labels.end
-                renames = carried || labels.renames
-                if labels.lastLabelStart >= 0 {
-                    repeatable = RepeatablePrefix(lineStart: start, count: labels.lastLabelStart - start, nameEnd: nameEnd - start,
-                                                  labelsStart: labelsStart - start, renames: carried || labels.renamesBeforeLast)
+                    let labels = try scanLabels(base, from: labelsStart, end: end)
+                    cursor = labels.end
+                    renames = labels.renames
+                    if labels.lastLabelStart >= 0 {
+                        repeatable = RepeatablePrefix(lineStart: start, count: labels.lastLabelStart - start, lastName: labels.lastName,
+                                                      lastRenames: labels.lastRenames, nameEnd: nameEnd - start,
+                                                      labelsStart: labelsStart - start, renames: labels.renamesBeforeLast)
+                    }
                 }
             }
             guard cursor < end, base[cursor] == UInt8(ascii: " ") else { throw fail("expected a space and a value after the labels") }
@@ -216,51 +242,66 @@ public enum ExpositionParser {
             guard Reader.isValue(base + valueStart, count: cursor - valueStart) else {
                 throw fail("'\(text(valueStart, cursor))' is not a sample value")
             }
-            // A timestamp or exemplar after the value is left out; the rest is copied in as few pieces as it can be.
+            // A timestamp or exemplar after the value is left out; the rest is copied in as few pieces
+            // as it can be, with the line feed when the value ends the line.
+            let lineFeed = cursor == end && end < bytes.count
+            let tail = lineFeed ? cursor + 1 : cursor
             if prefix.isEmpty {
-                sink.append(base + start, count: cursor - start)
+                sink.append(base + start, count: tail - start)
             } else if labelsStart < 0 || base[labelsStart] == UInt8(ascii: "}") {
                 sink.append(base + start, count: nameEnd - start)
                 sink.append(UInt8(ascii: "{"))
                 sink.append(prefix)
                 sink.append(UInt8(ascii: "}"))
-                sink.append(base + labelsEnd, count: cursor - labelsEnd)
+                sink.append(base + labelsEnd, count: tail - labelsEnd)
             } else if !renames {
                 sink.append(base + start, count: labelsStart - start)
-                sink.append(prefix)
-                sink.append(UInt8(ascii: ","))
-                sink.append(base + labelsStart, count: cursor - labelsStart)
+                sink.append(prefixComma)
+                sink.append(base + labelsStart, count: tail - labelsStart)
             } else {
                 sink.append(base + start, count: labelsStart - start)
                 sink.append(prefix)
                 try labelSet(base, from: labelsStart, end: end)
                 sink.append(UInt8(ascii: "}"))
-                sink.append(base + labelsEnd, count: cursor - labelsEnd)
+                sink.append(base + labelsEnd, count: tail - labelsEnd)
             }
-            sink.append(UInt8(ascii: "\n"))
+            if !lineFeed { sink.append(UInt8(ascii: "\n")) }
         }
 
-        /// Checks a label set from `start` (after `{`, or after a label's comma); returns the index
-        /// after `}`, whether a label has a name the prefix adds (then `labelSet` copies it renamed),
-        /// where the last label begins (-1 when none does from `start`), and whether one before it
-        /// has such a name. (Mutating only so that `self` is passed in place: a non-mutating call
-        /// from `sample` copied the whole reader for every line.)
-        mutating func scanLabels(_ base: UnsafePointer<UInt8>, from start: Int, end: Int) throws(Failure)
-            -> (end: Int, renames: Bool, lastLabelStart: Int, renamesBeforeLast: Bool) {
-            var cursor = start
+        /// What `scanLabels` found.
+        struct LabelScan {
+            /// The index after `}`.
+            var end: Int
+            /// Whether a label has a name the prefix adds (then `labelSet` copies it renamed).
             var renames = false
+            /// Where the last label begins (-1 when none does from where the scan began), the length
+            /// of its `name="`, and whether its name, or one before it, is one the prefix adds.
             var lastLabelStart = -1
+            var lastName = 0
+            var lastRenames = false
             var renamesBeforeLast = false
+        }
+
+        /// Checks a label set from `start` (after `{`, or after a label's comma). (Mutating only so
+        /// that `self` is passed in place: a non-mutating call from `sample` copied the whole reader
+        /// for every line.)
+        mutating func scanLabels(_ base: UnsafePointer<UInt8>, from start: Int, end: Int) throws(Failure) -> LabelScan {
+            var scan = LabelScan(end: start)
+            var cursor = start
             while true {
                 guard cursor < end else { throw fail("unterminated label set") }
-                if base[cursor] == UInt8(ascii: "}") { return (cursor + 1, renames, lastLabelStart, renamesBeforeLast) }
-                let nameStart = cursor
-                lastLabelStart = cursor
-                renamesBeforeLast = renames
-                cursor = try labelName(base, from: cursor, end: end)
-                if !renames {
-                    for name in added where equal(nameStart, cursor - 2, name) { renames = true }
+                if base[cursor] == UInt8(ascii: "}") {
+                    scan.end = cursor + 1
+                    return scan
                 }
+                let nameStart = cursor
+                cursor = try labelName(base, from: cursor, end: end)
+                scan.renamesBeforeLast = scan.renames
+                scan.lastLabelStart = nameStart
+                scan.lastName = cursor - nameStart
+                scan.lastRenames = addedLengths & (1 << min(cursor - 2 - nameStart, 63)) != 0
+                    && added.contains { equal(nameStart, cursor - 2, $0) }
+                scan.renames = scan.renames || scan.lastRenames
                 cursor = try labelValueEnd(base, from: cursor, end: end) + 1
                 guard cursor < end else { throw fail("unterminated label set") }
                 if base[cursor] == UInt8(ascii: ",") { cursor += 1 } else if base[cursor] != UInt8(ascii: "}") {
@@ -383,6 +424,13 @@ public enum ExpositionParser {
         static func nameEnd(_ base: UnsafePointer<UInt8>, from start: Int, end: Int, first: Bool = true, colons: Bool = true) -> Int {
             guard start < end, !first || base[start] &- UInt8(ascii: "0") >= 10 else { return start }
             var cursor = start
+            // Eight bytes at a time while they lie within the line, then byte by byte.
+            while cursor + 8 <= end {
+                let other = ExpositionParser.nonNameBytes(UInt64(littleEndian: UnsafeRawPointer(base + cursor).loadUnaligned(as: UInt64.self)),
+                                                          colons: colons)
+                if other != 0 { return cursor + other.trailingZeroBitCount >> 3 }
+                cursor += 8
+            }
             while cursor < end, isNameByte(base[cursor], colons: colons) { cursor += 1 }
             return cursor
         }
@@ -394,6 +442,10 @@ public enum ExpositionParser {
         /// A sample value: `[+-]digits[.digits][(e|E)[+-]digits]` (a fraction may stand alone, `.5`),
         /// `+Inf`, `-Inf` or `NaN`.
         static func isValue(_ start: UnsafePointer<UInt8>, count: Int) -> Bool {
+            // Most values are plain integers (counts, buckets): digits only.
+            var digitsOnly = 0
+            while digitsOnly < count, start[digitsOnly] &- UInt8(ascii: "0") < 10 { digitsOnly += 1 }
+            if digitsOnly == count { return count > 0 }
             let bytes = UnsafeBufferPointer(start: start, count: count)
             if let first = bytes.first, first == UInt8(ascii: "+") || first == UInt8(ascii: "-") || first == UInt8(ascii: "N"),
                bytes.elementsEqual("+Inf".utf8) || bytes.elementsEqual("-Inf".utf8) || bytes.elementsEqual("NaN".utf8) {
@@ -439,6 +491,28 @@ public enum ExpositionParser {
             }
             return String(decoding: out, as: UTF8.self)
         }
+    }
+}
+
+extension ExpositionParser {
+    /// The high bit of each byte of `word` (eight bytes, the first in the low byte) that is not a
+    /// name byte: a letter, a digit, `_`, or `:` when `colons`. Exact for every byte: each test adds
+    /// within a byte's low seven bits, so no carry crosses into the next byte.
+    @inline(__always)
+    static func nonNameBytes(_ word: UInt64, colons: Bool) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high = ones &* 0x80
+        let ascii = word & ~high
+        /// The high bit of each byte of `x` (seven-bit bytes) that is at least `bound`.
+        func atLeast(_ x: UInt64, _ bound: UInt8) -> UInt64 { (x &+ ones &* UInt64(0x80 &- bound)) & high }
+        /// The high bit of each byte of `ascii` that equals `byte`.
+        func equal(_ byte: UInt8) -> UInt64 { ~((ascii ^ ones &* UInt64(byte)) &+ ones &* 0x7F) & high }
+        let folded = ascii | ones &* 0x20 // upper-case letters as lower-case ones
+        var name = atLeast(folded, UInt8(ascii: "a")) & ~atLeast(folded, UInt8(ascii: "z") + 1)
+        name |= atLeast(ascii, UInt8(ascii: "0")) & ~atLeast(ascii, UInt8(ascii: "9") + 1)
+        name |= equal(UInt8(ascii: "_"))
+        if colons { name |= equal(UInt8(ascii: ":")) }
+        return ~(name & ~word) & high
     }
 }
 

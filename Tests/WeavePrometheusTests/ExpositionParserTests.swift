@@ -89,6 +89,45 @@ import Testing
         }
     }
 
+    @Test func aLineThatRepeatsTheLastOneIsReadAsAWholeLineWouldBe() throws {
+        // Each line repeats the one before up to its last label's value, with an added label, an
+        // extra one, a trailing comma, or another last label; read alone, each gives the same.
+        let lines = ["x{a=\"1\",app=\"in\"} 1", "x{a=\"1\",app=\"in2\"} 2", "x{a=\"1\",app=\"in2\",b=\"3\"} 3",
+                     "x{a=\"1\",app=\"in2\",} 4", "x{a=\"1\",c=\"5\"} 5", "x{a=\"2\"} 6", "x{a=\"3\"} 7 1700000000"]
+        let expected = "x{app=\"orders\",a=\"1\",exported_app=\"in\"} 1\nx{app=\"orders\",a=\"1\",exported_app=\"in2\"} 2\n"
+            + "x{app=\"orders\",a=\"1\",exported_app=\"in2\",b=\"3\"} 3\nx{app=\"orders\",a=\"1\",exported_app=\"in2\"} 4\n"
+            + "x{app=\"orders\",a=\"1\",c=\"5\"} 5\nx{app=\"orders\",a=\"2\"} 6\nx{app=\"orders\",a=\"3\"} 7\n"
+        for separator in ["\n", "\n# -\n"] {
+            let text = "# TYPE x gauge\n" + lines.joined(separator: separator) + "\n"
+            let parsed = try ExpositionParser.parse(Array(text.utf8), adding: [("app", "orders")])
+            #expect(String(decoding: parsed[0].preformatted, as: UTF8.self) == expected)
+        }
+        #expect(throws: ExpositionParser.Failure.self) {
+            try ExpositionParser.parse(Array("# TYPE x gauge\nx{a=\"1\",b=\"2\"} 1\nx{a=\"1\",b=\"2\"x} 1\n".utf8))
+        }
+    }
+
+    @Test func eightBytesAtATimeClassifyNameBytesAsOneAtATime() {
+        // Every byte value at every position of a word, among name bytes and among other bytes.
+        for fill in [UInt8(ascii: "a"), UInt8(ascii: "Z"), UInt8(ascii: "_"), UInt8(ascii: "{"), 0x80] {
+            for position in 0..<8 {
+                for value in UInt8.min...UInt8.max {
+                    var bytes = [UInt8](repeating: fill, count: 8)
+                    bytes[position] = value
+                    let word = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+                    for colons in [false, true] {
+                        let expected = bytes.enumerated().reduce(UInt64(0)) { mask, byte in
+                            let isName = (byte.element | 0x20) &- UInt8(ascii: "a") < 26 || byte.element &- UInt8(ascii: "0") < 10
+                                || byte.element == UInt8(ascii: "_") || (colons && byte.element == UInt8(ascii: ":"))
+                            return isName ? mask : mask | 0x80 << (8 * byte.offset)
+                        }
+                        #expect(ExpositionParser.nonNameBytes(word, colons: colons) == expected, "\(bytes), colons \(colons)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func familiesOfOneNameRenderAsOne() {
         let a = MetricFamily.gauge("up", "Up.", [([("app", "a")], 1)])
         var b = MetricFamily.gauge("up", "Other help.", [])
