@@ -14,18 +14,16 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
-from process_tools import free_port, idle_rss, node_exporter_comparison, rss_kib, start_apps, stop, wait_listening
+from process_tools import (aggregation_config, free_port, idle_rss, node_exporter_comparison, rss_kib, scratch_apps_directory, start_apps,
+                           stop, wait_listening)
 
 DAEMON, BENCH = sys.argv[1], sys.argv[2]
 APPS, SERVICES = 20, 100
 SCRAPES_PER_ROUND = 10
-WORK = tempfile.mkdtemp(prefix="weave-apps-bench.")
-DIRECTORY = os.path.join(WORK, "apps")
-os.mkdir(DIRECTORY)
+WORK, DIRECTORY = scratch_apps_directory("weave-apps-bench.")
 processes = []
 
 
@@ -66,9 +64,7 @@ def latency(port, scraping):
 try:
     processes += start_apps(BENCH, DIRECTORY, APPS, SERVICES)
     port = free_port()
-    config = os.path.join(WORK, "config.yaml")
-    with open(config, "w") as handle:
-        handle.write(f"listen:\n  - address: 127.0.0.1:{port}\napps:\n  directory: {DIRECTORY}\n  timeout: 10s\n  budget: 20s\n")
+    config = aggregation_config(WORK, port, DIRECTORY, {"timeout": "10s", "budget": "20s"})
 
     print(f"### weave-healthd aggregating {APPS} applications of {SERVICES} services and {SERVICES} checks each\n")
     weave_rss = idle_rss([DAEMON, "--config", config], port)

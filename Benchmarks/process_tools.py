@@ -3,6 +3,7 @@ starting the benchmark applications."""
 import os
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.request
 
@@ -85,3 +86,21 @@ def start_apps(bench, directory, count, services):
     while len([name for name in os.listdir(directory) if name.endswith(".sock")]) < count and time.monotonic() < deadline:
         time.sleep(0.1)
     return apps
+
+
+def scratch_apps_directory(prefix):
+    """A scratch folder and, in it, the `apps` folder the applications' sockets go to."""
+    work = tempfile.mkdtemp(prefix=prefix)
+    directory = os.path.join(work, "apps")
+    os.mkdir(directory)
+    return work, directory
+
+
+def aggregation_config(work, port, directory, settings):
+    """Writes weave-healthd's configuration in `work`: listening on 127.0.0.1:`port`, discovering the
+    applications in `directory`, with `settings` (`timeout`, `budget`, ...) for them; returns its path."""
+    path = os.path.join(work, "config.yaml")
+    with open(path, "w") as handle:
+        handle.write(f"listen:\n  - address: 127.0.0.1:{port}\napps:\n  directory: {directory}\n"
+                     + "".join(f"  {key}: {value}\n" for key, value in settings.items()))
+    return path

@@ -14,18 +14,15 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 
-from process_tools import free_port, start_apps, stop, wait_listening
+from process_tools import aggregation_config, free_port, scratch_apps_directory, start_apps, stop, wait_listening
 
 DAEMON, BENCH = sys.argv[1], sys.argv[2]
 SCRAPES = int(sys.argv[3]) if len(sys.argv) > 3 else 5
 APPS, SERVICES = 20, 100
-WORK = tempfile.mkdtemp(prefix="weave-scrape-instructions.")
-DIRECTORY = os.path.join(WORK, "apps")
-os.mkdir(DIRECTORY)
+WORK, DIRECTORY = scratch_apps_directory("weave-scrape-instructions.")
 processes = []
 
 
@@ -59,11 +56,8 @@ def scrape(port):
 try:
     processes += start_apps(BENCH, DIRECTORY, APPS, SERVICES)
     port = free_port()
-    config = os.path.join(WORK, "config.yaml")
-    with open(config, "w") as handle:
-        # Health rounds every hour: only scrapes are counted.
-        handle.write(f"listen:\n  - address: 127.0.0.1:{port}\napps:\n  directory: {DIRECTORY}\n  timeout: 60s\n"
-                     f"  budget: 100s\n  health_interval: 1h\n")
+    # Health rounds every hour: only scrapes are counted.
+    config = aggregation_config(WORK, port, DIRECTORY, {"timeout": "60s", "budget": "100s", "health_interval": "1h"})
     # Valgrind 3.19 cannot read the DWARF 5 the toolchain writes; it needs only the symbol table.
     daemon = os.path.join(WORK, "weave-healthd")
     subprocess.run(["objcopy", "--strip-debug", DAEMON, daemon], check=True)
