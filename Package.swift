@@ -66,7 +66,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .testTarget(name: "WeaveAppEndpointTests", dependencies: ["WeaveAppEndpoint"]),
+        .testTarget(name: "WeaveAppEndpointTests", dependencies: ["WeaveAppEndpoint", "WeaveTestSupport"]),
         // libsystemd (Debian libsystemd-dev), called directly: journald, sd_notify, socket activation.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(

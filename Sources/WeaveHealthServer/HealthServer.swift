@@ -120,13 +120,20 @@ public final class HealthServer: Service, Sendable {
         case .tcp(let host, let port):
             return try await bootstrap.bind(host: host, port: port).get()
         case .unix(let path, let mode):
-            let channel = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
+            // An answer larger than the default send buffer (208 KiB; a `/metrics` of 100 services is
+            // about 250 KB) would go out in two writes with a wait for the reader between them. The
+            // kernel caps the size at net.core.wmem_max and doubles it: 416 KiB with Debian's default.
+            let channel = try await bootstrap.childChannelOption(.socketOption(.so_sndbuf), value: HealthServer.unixSendBuffer)
+                .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
             if chmod(path, mode_t(mode)) != 0 {
                 logger.warning("Could not chmod \(path)", metadata: ["errno": "\(errno)"])
             }
             return channel
         }
     }
+
+    /// The send buffer asked for on connections to a Unix socket listener (an application's endpoint).
+    static let unixSendBuffer: SocketOptionValue = 1 << 20
 
     static func describe(_ address: SocketAddress) -> String {
         switch address {

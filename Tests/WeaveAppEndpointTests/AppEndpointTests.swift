@@ -6,6 +6,7 @@ import WeaveHealth
 import WeaveHealthServer
 import WeavePrometheus
 import WeaveSupport
+import WeaveTestSupport
 
 private struct Degraded: HealthCheckable {
     func healthCheck() async -> HealthStatus { .degraded(reason: "secret reason") }
@@ -13,8 +14,14 @@ private struct Degraded: HealthCheckable {
 
 private final class Service1: Sendable {}
 
-/// GET `path` over the Unix socket at `socketPath`; the whole response as text.
-private func get(_ path: String, socketPath: String) throws -> String {
+/// GET `path` over the Unix socket at `socketPath`; the whole response as text. The blocking reads
+/// run on a thread of their own: on Swift Testing's two pool threads, two tests reading at once
+/// would leave none for the endpoints they read from.
+private func get(_ path: String, socketPath: String) async throws -> String {
+    try await onThreadOfItsOwn { Result { try blockingGet(path, socketPath: socketPath) } }.get()
+}
+
+private func blockingGet(_ path: String, socketPath: String) throws -> String {
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var address = sockaddr_un()
@@ -62,13 +69,13 @@ private func get(_ path: String, socketPath: String) throws -> String {
         #expect(stat(socketPath, &status) == 0)
         #expect(status.st_mode & 0o777 == 0o660)
 
-        let metrics = try get("/metrics", socketPath: socketPath)
+        let metrics = try await get("/metrics", socketPath: socketPath)
         #expect(metrics.contains("weave_resolutions_total{dependency=\"Service1\"} 1"))
         #expect(metrics.contains("weave_health_status{check=\"payments\",state=\"degraded\"} 1"))
         #expect(metrics.contains("service_instance_id=\"host-a\""))
         #expect(metrics.contains("weave_build_info{version=\"1.2.3\","))
 
-        let health = try get("/health", socketPath: socketPath)
+        let health = try await get("/health", socketPath: socketPath)
         #expect(health.contains("\"status\":\"warn\""))
         #expect(health.contains("\"serviceId\":\"orders/v2\""))
         #expect(health.contains("\"instance\":\"host-a\""))
@@ -77,6 +84,47 @@ private func get(_ path: String, socketPath: String) throws -> String {
         running.cancel()
         _ = try? await running.value
         #expect(stat(socketPath, &status) != 0, "the socket is removed when the endpoint stops")
+    }
+
+    @Test func anAnswerLargerThanTheDefaultSendBufferGoesOutAtOnce() async throws {
+        // 140 services: an exposition of about 285 KB, above the default 208 KiB send buffer of a
+        // Unix socket and below the 416 KiB the endpoint asks for on a stock kernel.
+        let directory = NSTemporaryDirectory() + "weave-apps-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let container = Container()
+        for index in 0..<140 {
+            container.register("service-\(index)", Service1.self) { Service1() }
+            _ = container.resolve("service-\(index)", Service1.self)
+        }
+        let endpoint = AppEndpoint(container: container, identity: ServiceIdentity(serviceID: "big", description: "", version: "1"),
+                                   configuration: .init(socket: .discoverable(directory: directory), watchesMemoryPressure: false))
+        let running = Task { try await endpoint.run() }
+        defer { running.cancel() }
+        for _ in 0..<2_000 where endpoint.boundListeners == nil || !endpoint.router.lifecycle.isStarted {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let length = try await get("/metrics", socketPath: directory + "/big.sock").utf8.count
+        #expect(length > 240_000 && length < 400_000, "\(length) bytes")
+        // Asked again and not read: the whole answer waits in the socket, written at once.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in (directory + "/big.sock").utf8.enumerated() { buffer[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(connected == 0)
+        _ = "GET /metrics HTTP/1.1\r\nHost: app\r\nConnection: close\r\n\r\n".withCString { send(fd, $0, strlen($0), 0) }
+        var queued: Int32 = 0
+        for _ in 0..<400 {
+            try await Task.sleep(for: .milliseconds(5))
+            _ = ioctl(fd, UInt(FIONREAD), &queued)
+            if Int(queued) >= length - 1_000 { break }
+        }
+        #expect(Int(queued) >= length - 1_000, "\(queued) of about \(length) bytes queued before the client read any")
     }
 
     @Test func socketNamesAreSafeFileNames() {
