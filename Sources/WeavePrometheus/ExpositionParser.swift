@@ -95,31 +95,11 @@ public enum ExpositionParser {
         }
 
         mutating func run() throws(Failure) -> [MetricFamily] {
-            guard let base = bytes.baseAddress else {
+            do {
+                try readLines()
+            } catch {
                 sink.deallocate()
-                return []
-            }
-            var start = 0
-            var ended = false
-            while start < bytes.count {
-                lineNumber += 1
-                let end = memchr(base + start, 0x0A, bytes.count - start).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base }
-                    ?? bytes.count
-                do throws(Failure) {
-                    if ended { throw fail("text after # EOF") }
-                    if end > start {
-                        if base[start] == UInt8(ascii: "#") {
-                            repeatable = nil
-                            ended = try comment(start, end)
-                        } else {
-                            try sample(base, start, end)
-                        }
-                    }
-                } catch {
-                    sink.deallocate()
-                    throw error
-                }
-                start = end + 1
+                throw error
             }
             // The families take the lines over, each its own part.
             let storage = sink.finish()
@@ -128,6 +108,28 @@ public enum ExpositionParser {
                 families[index].preformatted = PreformattedLines(storage: storage, range: familyStarts[index]..<familyStarts[index + 1])
             }
             return families
+        }
+
+        /// Every line: comment lines open families, sample lines go to `sink`.
+        mutating func readLines() throws(Failure) {
+            guard let base = bytes.baseAddress else { return }
+            var start = 0
+            var ended = false
+            while start < bytes.count {
+                lineNumber += 1
+                let end = memchr(base + start, 0x0A, bytes.count - start).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base }
+                    ?? bytes.count
+                if ended { throw fail("text after # EOF") }
+                if end > start {
+                    if base[start] == UInt8(ascii: "#") {
+                        repeatable = nil
+                        ended = try comment(start, end)
+                    } else {
+                        try sample(base, start, end)
+                    }
+                }
+                start = end + 1
+            }
         }
 
         /// `# HELP`, `# TYPE`, `# UNIT`, `# EOF`; other comments are skipped. Returns whether it was `# EOF`.
@@ -525,7 +527,7 @@ private struct ByteSink {
 
     init(capacity: Int) {
         self.capacity = capacity
-        base = ByteSink.reallocate(nil, capacity)
+        base = PreformattedLines.Storage.reallocate(nil, capacity)
     }
 
     @inline(__always)
@@ -549,18 +551,13 @@ private struct ByteSink {
 
     private mutating func grow(to needed: Int) {
         capacity = max(needed, capacity * 2)
-        base = ByteSink.reallocate(base, capacity)
+        base = PreformattedLines.Storage.reallocate(base, capacity)
     }
 
     /// The bytes written, as a storage that frees them (the room left over goes back to the heap).
     func finish() -> PreformattedLines.Storage {
-        PreformattedLines.Storage(taking: ByteSink.reallocate(base, max(count, 1)))
+        PreformattedLines.Storage(taking: PreformattedLines.Storage.reallocate(base, max(count, 1)))
     }
 
     func deallocate() { free(base) }
-
-    private static func reallocate(_ base: UnsafeMutablePointer<UInt8>?, _ capacity: Int) -> UnsafeMutablePointer<UInt8> {
-        guard let memory = realloc(base, capacity) else { fatalError("out of memory: \(capacity) bytes for an exposition") }
-        return memory.assumingMemoryBound(to: UInt8.self)
-    }
 }

@@ -12,6 +12,12 @@ public struct PreformattedLines: RandomAccessCollection, Sendable, Equatable {
         init(taking base: UnsafeMutablePointer<UInt8>) { self.base = base }
 
         deinit { free(base) }
+
+        /// `realloc`'s memory, which a storage can take over; out of memory traps, as Swift's allocations do.
+        static func reallocate(_ base: UnsafeMutablePointer<UInt8>?, _ capacity: Int) -> UnsafeMutablePointer<UInt8> {
+            guard let memory = realloc(base, capacity) else { fatalError("out of memory: \(capacity) bytes of exposition lines") }
+            return memory.assumingMemoryBound(to: UInt8.self)
+        }
     }
 
     private let storage: Storage?
@@ -25,10 +31,11 @@ public struct PreformattedLines: RandomAccessCollection, Sendable, Equatable {
 
     /// A copy of `bytes`, which must be whole sample lines.
     public init(_ bytes: [UInt8]) {
-        guard !bytes.isEmpty, let base = malloc(bytes.count)?.assumingMemoryBound(to: UInt8.self) else {
+        guard !bytes.isEmpty else {
             self.init()
             return
         }
+        let base = Storage.reallocate(nil, bytes.count)
         bytes.withUnsafeBufferPointer { base.update(from: $0.baseAddress!, count: bytes.count) }
         self.init(storage: Storage(taking: base), range: 0..<bytes.count)
     }

@@ -22,19 +22,8 @@ private func get(_ path: String, socketPath: String) async throws -> String {
 }
 
 private func blockingGet(_ path: String, socketPath: String) throws -> String {
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = try requestGet(path, socketPath: socketPath)
     defer { close(fd) }
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-        for (index, byte) in socketPath.utf8.enumerated() { buffer[index] = byte }
-    }
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-    }
-    guard connected == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno)!) }
-    let request = "GET \(path) HTTP/1.1\r\nHost: app\r\nConnection: close\r\n\r\n"
-    _ = request.withCString { send(fd, $0, strlen($0), 0) }
     var response: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65_536)
     while true {
@@ -43,6 +32,39 @@ private func blockingGet(_ path: String, socketPath: String) throws -> String {
         response += buffer[0..<count]
     }
     return String(decoding: response, as: UTF8.self)
+}
+
+/// Connects to the Unix socket at `socketPath` and sends `GET path` (the connection closes after the
+/// answer); returns the connected descriptor, for the caller to read and close.
+private func requestGet(_ path: String, socketPath: String) throws -> Int32 {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+        for (index, byte) in socketPath.utf8.enumerated() { buffer[index] = byte }
+    }
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard connected == 0 else {
+        let error = POSIXError(POSIXErrorCode(rawValue: errno)!)
+        close(fd)
+        throw error
+    }
+    let request = "GET \(path) HTTP/1.1\r\nHost: app\r\nConnection: close\r\n\r\n"
+    _ = request.withCString { send(fd, $0, strlen($0), 0) }
+    return fd
+}
+
+/// Waits (up to 10 s) until `endpoint` listens and its first round of checks has run.
+private func waitUntilServing(_ endpoint: AppEndpoint) async throws {
+    var tries = 0
+    while endpoint.boundListeners == nil || !endpoint.router.lifecycle.isStarted {
+        tries += 1
+        #expect(tries < 2_000, "the endpoint did not start")
+        if tries >= 2_000 { break }
+        try await Task.sleep(for: .milliseconds(5))
+    }
 }
 
 @Suite struct AppEndpointTests {
@@ -58,13 +80,7 @@ private func blockingGet(_ path: String, socketPath: String) throws -> String {
                                    configuration: .init(socket: .discoverable(directory: directory)))
         let running = Task { try await endpoint.run() }
         let socketPath = directory + "/orders_v2.sock"
-        var tries = 0
-        while endpoint.boundListeners == nil || !endpoint.router.lifecycle.isStarted {
-            tries += 1
-            #expect(tries < 2_000, "the endpoint did not start")
-            if tries >= 2_000 { break }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        try await waitUntilServing(endpoint)
         var status = stat()
         #expect(stat(socketPath, &status) == 0)
         #expect(status.st_mode & 0o777 == 0o660)
@@ -100,24 +116,12 @@ private func blockingGet(_ path: String, socketPath: String) throws -> String {
                                    configuration: .init(socket: .discoverable(directory: directory), watchesMemoryPressure: false))
         let running = Task { try await endpoint.run() }
         defer { running.cancel() }
-        for _ in 0..<2_000 where endpoint.boundListeners == nil || !endpoint.router.lifecycle.isStarted {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        try await waitUntilServing(endpoint)
         let length = try await get("/metrics", socketPath: directory + "/big.sock").utf8.count
         #expect(length > 240_000 && length < 400_000, "\(length) bytes")
         // Asked again and not read: the whole answer waits in the socket, written at once.
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = try requestGet("/metrics", socketPath: directory + "/big.sock")
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (index, byte) in (directory + "/big.sock").utf8.enumerated() { buffer[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        #expect(connected == 0)
-        _ = "GET /metrics HTTP/1.1\r\nHost: app\r\nConnection: close\r\n\r\n".withCString { send(fd, $0, strlen($0), 0) }
         var queued: Int32 = 0
         for _ in 0..<400 {
             try await Task.sleep(for: .milliseconds(5))
