@@ -71,6 +71,7 @@ struct ReloadService: Service {
     /// Whether the listeners came from systemd (socket activation): then `listen:` is not used.
     let socketActivated: Bool
     let group: any EventLoopGroup
+    let connections: ConnectionPool
     let reloaded: AsyncStream<Void>.Continuation
     let outcomes: ReloadMetrics
     let logger: Logger
@@ -101,7 +102,7 @@ struct ReloadService: Service {
                             + "to \(server.listeners.map(\.description).joined(separator: ", ")); a reload cannot rebind "
                             + "the listeners: restart weave-healthd to apply it")
                 }
-                let runtime = await Runtime(configuration: configuration, group: group)
+                let runtime = await Runtime(configuration: configuration, group: group, connections: connections)
                 await runtime.firstRound()
                 router.reconfigure(server)
                 source.replace(with: runtime)

@@ -137,13 +137,18 @@ struct HTTPFetch: Sendable {
 /// pool, the server's idle timeout, worth one more try on a new connection.
 private struct StaleConnection: Error {}
 
-/// Idle connections to the applications, at most one per target, for the next scrape or health
-/// round: a new connection costs an application about as much CPU as rendering its metrics
-/// (Benchmarks/README.md). A connection that closed while idle is dropped when taken.
+/// Idle connections to the applications, at most one per target and `capacity` in all, for the
+/// next scrape or health round: a new connection costs an application about as much CPU as
+/// rendering its metrics (Benchmarks/README.md). Past the capacity (the descriptors
+/// `DescriptorBudget` leaves them), a connection is closed after its response. A connection that
+/// closed while idle is dropped when taken. One pool serves every runtime, so a reload keeps them.
 final class ConnectionPool: Sendable {
     private let idle = Mutex<[HTTPFetch.Target: any Channel]>([:])
+    private let capacity: Int
 
-    init() {}
+    init(capacity: Int) {
+        self.capacity = max(capacity, 0)
+    }
 
     /// The target's idle connection, if it is still open; it is the caller's until it is put back.
     func take(_ target: HTTPFetch.Target) -> (any Channel)? {
@@ -155,10 +160,14 @@ final class ConnectionPool: Sendable {
         return channel
     }
 
-    /// Keeps `channel` as the target's idle connection (one that was there is closed).
+    /// Keeps `channel` as the target's idle connection (one that was there is closed), or closes it
+    /// when the pool holds `capacity` connections of other targets.
     func put(_ channel: any Channel, for target: HTTPFetch.Target) {
-        let previous = idle.withLock { $0.updateValue(channel, forKey: target) }
-        previous?.close(promise: nil)
+        let closing = idle.withLock { idle -> (any Channel)? in
+            guard idle[target] != nil || idle.count < capacity else { return channel }
+            return idle.updateValue(channel, forKey: target)
+        }
+        closing?.close(promise: nil)
     }
 
     /// Closes the idle connections of targets not in `targets` (applications that left).

@@ -122,16 +122,17 @@ MemoryPressureMonitor(configuration: pressure).start()
 let notifier = SystemdNotifier()
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 let lifecycle = ServerLifecycle()
-let source = DaemonSource(await Runtime(configuration: configuration, group: group))
 var serverConfiguration = configuration.serverConfiguration(listeners: listeners)
 // Connections must leave descriptors for the checks (sockets, plugin pipes) and the journal.
-var descriptorLimit = rlimit()
-if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &descriptorLimit) == 0,
-   descriptorLimit.rlim_cur < 1 << 30, Int(descriptorLimit.rlim_cur) - 256 < serverConfiguration.maxConnections {
-    serverConfiguration.maxConnections = max(Int(descriptorLimit.rlim_cur) - 256, 32)
-    serverConfiguration.reservedConnections = min(serverConfiguration.reservedConnections, serverConfiguration.maxConnections / 4)
-    logger.warning("The descriptor limit (\(descriptorLimit.rlim_cur)) allows only \(serverConfiguration.maxConnections) connections; raise LimitNOFILE= for more")
+let descriptors = DescriptorBudget.current()
+let serverConnections = descriptors.serverConnections(wanted: serverConfiguration.maxConnections)
+if serverConnections < serverConfiguration.maxConnections {
+    serverConfiguration.maxConnections = serverConnections
+    serverConfiguration.reservedConnections = min(serverConfiguration.reservedConnections, serverConnections / 4)
+    logger.warning("The descriptor limit (\(descriptors.limit ?? 0)) allows only \(serverConnections) connections; raise LimitNOFILE= for more")
 }
+let appConnections = ConnectionPool(capacity: descriptors.keptAppConnections(serverConnections: serverConnections))
+let source = DaemonSource(await Runtime(configuration: configuration, group: group, connections: appConnections))
 let identity = ServiceIdentity(serviceID: "weave-healthd", description: "health of the checks weave-healthd runs",
                                version: Defaults.version)
 let reloadOutcomes = ReloadMetrics()
@@ -161,8 +162,8 @@ var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
     .init(service: trimmer),
     .init(service: server),
     .init(service: ReloadService(path: configPath, notifier: notifier, source: source, router: router,
-                                 socketActivated: !activated.isEmpty, group: group, reloaded: reloadContinuation, outcomes: reloadOutcomes,
-                                 logger: logger)),
+                                 socketActivated: !activated.isEmpty, group: group, connections: appConnections,
+                                 reloaded: reloadContinuation, outcomes: reloadOutcomes, logger: logger)),
     .init(service: NotifyService(notifier: notifier, server: server, source: source, lifecycle: lifecycle, group: group,
                                  logger: logger)),
 ]

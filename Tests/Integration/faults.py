@@ -1,5 +1,6 @@
 """Hostile peers and sick dependencies for Tests/Integration/faults.sh, one subcommand each.
 Every loop is bounded in count and time, and every address is loopback."""
+import asyncio
 import json
 import os
 import socket
@@ -185,7 +186,36 @@ def sample_health(url, seconds):
     print(samples, lies)
 
 
+def serve_apps(directory, count):
+    """Serves COUNT applications, each a Unix socket DIRECTORY/app-NNNN.sock answering /metrics with
+    one series and /health with a pass, on kept connections; prints 'serving' once all listen."""
+    body = b"# TYPE probe_value gauge\nprobe_value 1\n# EOF\n"
+    health = b'{"status":"pass"}'
+
+    async def answer(reader, writer):
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                document, kind = (health, b"application/health+json") if b" /health" in head.split(b"\r\n")[0] \
+                    else (body, b"application/openmetrics-text; version=1.0.0; charset=utf-8")
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: " + kind + b"\r\nContent-Length: "
+                             + str(len(document)).encode() + b"\r\n\r\n" + document)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        writer.close()
+
+    async def main():
+        # Kept in this list, so they serve until the process is stopped.
+        servers = [await asyncio.start_unix_server(answer, path=f"{directory}/app-{index:04d}.sock") for index in range(int(count))]
+        print(f"serving {len(servers)}", flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
 if __name__ == "__main__":
     commands = {"pipeline": pipeline, "slowloris": slowloris, "idle": idle, "raw": raw, "head-length": head_length,
-                "serve-bad": serve_bad, "flood-journal": flood_journal, "sample-health": sample_health}
+                "serve-bad": serve_bad, "flood-journal": flood_journal, "sample-health": sample_health,
+                "serve-apps": serve_apps}
     commands[sys.argv[1]](*sys.argv[2:])

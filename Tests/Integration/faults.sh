@@ -305,4 +305,31 @@ if [ "$slow" -eq 0 ] && [ "$elapsed" -lt 3000 ] && ! grep -q "Too many open file
     ok "6. 10,000 tcp checks under a 1,024-descriptor limit: /livez answered 20 of 20 within 1 s (first round done after $ready ms), SIGTERM took $elapsed ms"
 else not_ok "6. 10,000 checks" "$slow of 20 /livez over 1 s; first round after $ready ms; SIGTERM took $elapsed ms; $(grep -c 'Too many open files' "$WORK/many.log") 'Too many open files'"; fi
 
+# --- 16: more applications than descriptors ----------------------------------------------------------
+# Before: the daemon kept a connection to every application, 1,023 descriptors of 1,024; the next
+# listing of the directory failed (EMFILE), was taken for an empty directory, and every second
+# scrape reported no application at all.
+mkdir "$WORK/apps"
+(ulimit -n 8192; exec $FAULTS serve-apps "$WORK/apps" 1100 > "$WORK/apps.out") &
+PIDS+=("$!")
+for _ in $(seq 100); do grep -q serving "$WORK/apps.out" && break; sleep 0.1; done
+printf 'listen:\n  - address: 127.0.0.1:%s\napps:\n  directory: %s\n  budget: 20s\n' "$PORT" "$WORK/apps" > "$WORK/apps.yaml"
+(ulimit -n 1024; exec "$BIN" --config "$WORK/apps.yaml" 2>"$WORK/apps.log") &
+DAEMON=$!
+PIDS+=("$DAEMON")
+wait_for "$URL/livez" 30
+ups=""
+most=0
+for _ in 1 2 3 4; do
+    ups+="$(curl -s --max-time 30 "$URL/metrics" | grep -c '^weave_app_up{.*} 1$') "
+    descriptors=$(ls "/proc/$DAEMON/fd" | wc -l)
+    [ "$descriptors" -gt "$most" ] && most=$descriptors
+done
+livez=$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "$URL/livez")
+stop_daemon
+if [ "$ups" = "1100 1100 1100 1100 " ] && [ "$most" -le $((1024 - 256)) ] && [ "$livez" = 200 ] \
+    && ! grep -qi "too many open files" "$WORK/apps.log"; then
+    ok "16. 1,100 applications under a 1,024-descriptor limit: all up in each of 4 scrapes, at most $most descriptors open, /livez $livez"
+else not_ok "16. more applications than descriptors" "up per scrape: $ups; at most $most descriptors; /livez $livez; $(grep -ci 'too many open files' "$WORK/apps.log") 'too many open files'"; fi
+
 finish

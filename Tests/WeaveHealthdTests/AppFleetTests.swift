@@ -1,5 +1,6 @@
 import Foundation
 import NIOPosix
+import Synchronization
 import Testing
 import WeaveAppEndpoint
 import WeaveDI
@@ -55,7 +56,7 @@ private final class Store: HealthCheckable {
         return (endpoint, task)
     }
 
-    /// A socket that accepts and then does what `behaviour` says, instead of HTTP.
+    /// A socket that accepts and then does what `behaviour` says, instead of HTTP, until `stop`.
     private func startImpostor(_ name: String, _ behaviour: @escaping @Sendable (Int32) -> Void) throws -> Int32 {
         let path = directory + "/" + name + ".sock"
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
@@ -71,11 +72,23 @@ private final class Store: HealthCheckable {
         Thread.detachNewThread {
             while true {
                 let client = accept(fd, nil, nil)
-                if client < 0 { return }
+                if client < 0, errno == EINTR { continue }
+                if client < 0 {
+                    // Closed here, not by the test: closed under this thread, its number could be
+                    // reused by another test's socket before the next accept, which would take its clients.
+                    close(fd)
+                    return
+                }
                 behaviour(client)
             }
         }
         return fd
+    }
+
+    /// Stops an impostor: connecting is refused from now on, and its thread closes the socket once
+    /// `behaviour` has returned.
+    private func stop(_ impostors: Int32...) {
+        for fd in impostors { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     @Test func aggregatesAppsAndIsolatesTheBrokenOnes() async throws {
@@ -98,12 +111,12 @@ private final class Store: HealthCheckable {
         }
         let silent = try startImpostor("silent") { _ in }
         let deadFD = try startImpostor("killed") { client in close(client) }
-        close(deadFD) // the socket file stays; connecting is refused
-        defer { for fd in [garbage, huge, silent] { shutdown(fd, Int32(SHUT_RDWR)); close(fd) } }
+        stop(deadFD) // the socket file stays; connecting is refused
+        defer { stop(garbage, huge, silent) }
 
         let configuration = AppsConfiguration(directory: directory, timeout: .milliseconds(700), budget: .seconds(2),
                                               maxResponseBytes: 1 << 20)
-        let fleet = AppFleet(configuration: configuration, group: MultiThreadedEventLoopGroup.singleton)
+        let fleet = AppFleet(configuration: configuration, group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16))
         #expect(fleet.targets().map(\.name) == ["billing", "garbage", "huge", "killed", "orders", "silent"])
 
         let start = ContinuousClock.now
@@ -172,16 +185,80 @@ private final class Store: HealthCheckable {
         // Its unasked answer closes the idle connection: the next scrape connects afresh, and is not
         // the unasked answer taken for its own.
         let chatter = try startImpostor("chatter") { serve("chatter", $0, once: false, chatter: true) }
-        defer { for fd in [keeper, closer, chatter] { shutdown(fd, Int32(SHUT_RDWR)); close(fd) } }
+        defer { stop(keeper, closer, chatter) }
 
         // Generous clocks: other tests may hold the cooperative pool's threads for seconds (this test counts connections).
         let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(30), budget: .seconds(60)),
-                             group: MultiThreadedEventLoopGroup.singleton)
+                             group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16))
         for _ in 0..<3 {
             let up = Dictionary(uniqueKeysWithValues: await fleet.scrape().map { ($0.target.name, $0.families != nil) })
             #expect(up == ["chatter": true, "closer": true, "keeper": true])
             try await Task.sleep(for: .milliseconds(100))
         }
         #expect(accepted.withLock { $0 } == ["chatter": 3, "closer": 3, "keeper": 1])
+    }
+
+    /// More applications than the pool may keep: the others are connected per request, and every
+    /// one is up. Three scrapes of three applications with room for one kept connection: three
+    /// connections, then two new ones per scrape.
+    @Test func keepsNoMoreConnectionsThanItsCapacity() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let accepted = Mutex(0)
+        let body = "# TYPE up gauge\nup 1\n# EOF\n"
+        let response = "HTTP/1.1 200 OK\r\nContent-Type: application/openmetrics-text; version=1.0.0\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+        let listeners = try ["a", "b", "c"].map { name in
+            try startImpostor(name) { client in
+                accepted.withLock { $0 += 1 }
+                var buffer = [UInt8](repeating: 0, count: 4_096)
+                while recv(client, &buffer, buffer.count, 0) > 0 {
+                    _ = response.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+                }
+                close(client)
+            }
+        }
+        defer { for fd in listeners { stop(fd) } }
+
+        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(30), budget: .seconds(60)),
+                             group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 1))
+        for _ in 0..<3 {
+            #expect(await fleet.scrape().allSatisfy { $0.families != nil })
+        }
+        #expect(accepted.withLock { $0 } == 7)
+    }
+
+    /// A directory that cannot be listed is not an empty one: the applications it last held stay
+    /// (and are reported down if they are gone); a directory that does not exist holds none.
+    @Test func aDirectoryThatCannotBeListedKeepsItsLastApplications() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let moved = directory + ".moved"
+        defer { for path in [directory, moved] { try? FileManager.default.removeItem(atPath: path) } }
+        let listeners = try ["orders", "billing"].map { try startImpostor($0) { close($0) } }
+        defer { for fd in listeners { stop(fd) } }
+        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory), group: MultiThreadedEventLoopGroup.singleton,
+                             connections: ConnectionPool(capacity: 16))
+        #expect(fleet.targets().map(\.name) == ["billing", "orders"])
+
+        // A file where the directory was: opendir fails (ENOTDIR), as it would out of descriptors.
+        try FileManager.default.moveItem(atPath: directory, toPath: moved)
+        #expect(FileManager.default.createFile(atPath: directory, contents: Data("not a directory".utf8)))
+        #expect(fleet.targets().map(\.name) == ["billing", "orders"])
+
+        try FileManager.default.removeItem(atPath: directory)
+        #expect(fleet.targets().isEmpty)
+    }
+}
+
+@Suite struct DescriptorBudgetTests {
+    @Test func theServerAndTheKeptConnectionsShareWhatTheReserveLeaves() {
+        let shipped = DescriptorBudget(limit: 1_024)
+        #expect(shipped.serverConnections(wanted: 512) == 512)
+        #expect(shipped.keptAppConnections(serverConnections: 512) == 1_024 - 256 - 512 - AppFleet.maxConcurrentRequests)
+        let small = DescriptorBudget(limit: 512)
+        #expect(small.serverConnections(wanted: 512) == 256)
+        #expect(small.keptAppConnections(serverConnections: 256) == 0)
+        #expect(DescriptorBudget(limit: 100).serverConnections(wanted: 512) == DescriptorBudget.minimumServerConnections)
+        let unlimited = DescriptorBudget(limit: nil)
+        #expect(unlimited.serverConnections(wanted: 512) == 512 && unlimited.keptAppConnections(serverConnections: 512) == .max)
     }
 }

@@ -37,7 +37,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(1), budget: .seconds(2)),
-                             group: MultiThreadedEventLoopGroup.singleton)
+                             group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16))
         let metrics = AppMetrics(fleet: { fleet }, trimmer: trimmer)
         for _ in 0..<3 { _ = await metrics.collect() }
         #expect(await fleet.refreshHealth() == 0)

@@ -15,7 +15,7 @@ import WeaveHealthServer
 
             """).parse()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let source = DaemonSource(await Runtime(configuration: configuration, group: group))
+        let source = DaemonSource(await Runtime(configuration: configuration, group: group, connections: ConnectionPool(capacity: 16)))
         let lifecycle = ServerLifecycle()
         let listening = Mutex(false)
         let (reloads, _) = AsyncStream<Void>.makeStream()

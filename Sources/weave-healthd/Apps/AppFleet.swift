@@ -17,8 +17,10 @@ final class AppFleet: Sendable {
     private let group: any EventLoopGroup
     private let logger: Logger
     private let states = Locked<[String: AppState]>([:])
-    /// One idle connection per application between its scrapes and health rounds.
-    private let connections = ConnectionPool()
+    /// One idle connection per application between its scrapes and health rounds, as many as it holds.
+    private let connections: ConnectionPool
+    /// The sockets the directory held when it was last listed, and why the last listing failed.
+    private let discovery = Locked<(found: [AppTarget], failure: String?)>(([], nil))
 
     /// What the daemon knows of one application.
     struct AppState: Sendable {
@@ -45,20 +47,38 @@ final class AppFleet: Sendable {
     /// Components read from one application's `/health`, at most.
     static let maxComponents = 1_000
 
-    init(configuration: AppsConfiguration, group: any EventLoopGroup, logger: Logger = Logger(label: "weave.healthd.apps")) {
+    init(configuration: AppsConfiguration, group: any EventLoopGroup, connections: ConnectionPool,
+         logger: Logger = Logger(label: "weave.healthd.apps")) {
         self.configuration = configuration
         self.group = group
+        self.connections = connections
         self.logger = logger
     }
 
     // MARK: Discovery
 
     /// The configured targets, then one per socket in the directory (a configured name wins).
+    ///
+    /// A directory that does not exist holds no application. One that cannot be listed (out of
+    /// descriptors, say) is not taken for empty: the sockets of its last listing stay targets, and
+    /// the failure is logged once, so a passing failure never reports every application gone.
     func targets() -> [AppTarget] {
         var targets = configuration.targets
-        guard let directory = configuration.directory, let handle = opendir(directory) else { return targets }
-        defer { closedir(handle) }
+        guard let directory = configuration.directory else { return targets }
+        let found = listSockets(in: directory)
         var names = Set(targets.map(\.name))
+        targets += found.filter { names.insert($0.name).inserted }
+        return targets
+    }
+
+    /// The sockets in `directory`, sorted by name; those of the last listing when it cannot be listed.
+    private func listSockets(in directory: String) -> [AppTarget] {
+        guard let handle = opendir(directory) else {
+            let code = errno
+            guard code != ENOENT else { return noteListing([], failure: nil, directory) }
+            return noteListing(nil, failure: SystemError.text(code), directory)
+        }
+        defer { closedir(handle) }
         var found: [AppTarget] = []
         while let entry = readdir(handle) {
             let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
@@ -66,12 +86,27 @@ final class AppFleet: Sendable {
             let name = String(file.dropLast(AppSocket.suffix.count))
             let path = directory + "/" + file
             var status = stat()
-            guard AppSocket.isValidName(name), stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK,
-                  names.insert(name).inserted else { continue }
+            guard AppSocket.isValidName(name), stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else { continue }
             found.append(AppTarget(name: name, address: .unix(path: path), host: "localhost", pathPrefix: ""))
         }
-        targets += found.sorted { $0.name < $1.name }
-        return targets
+        return noteListing(found.sorted { $0.name < $1.name }, failure: nil, directory)
+    }
+
+    /// Records a listing (`found`), or a failed one (nil, with why); returns the sockets to use.
+    private func noteListing(_ found: [AppTarget]?, failure: String?, _ directory: String) -> [AppTarget] {
+        let (sockets, previous) = discovery.withLock { discovery -> ([AppTarget], String?) in
+            let previous = discovery.failure
+            discovery.failure = failure
+            if let found { discovery.found = found }
+            return (discovery.found, previous)
+        }
+        if let failure, failure != previous {
+            logger.warning("Cannot list the applications' directory \(directory): \(failure); the \(sockets.count) applications it last held stay",
+                           metadata: ["directory": "\(directory)", "reason": "\(failure)"])
+        } else if failure == nil, previous != nil {
+            logger.notice("The applications' directory \(directory) is listed again", metadata: ["directory": "\(directory)"])
+        }
+        return sockets
     }
 
     // MARK: Metrics
