@@ -1,6 +1,5 @@
 import Foundation
 import NIOPosix
-import Synchronization
 import Testing
 import WeaveAppEndpoint
 import WeaveDI
@@ -83,6 +82,19 @@ private final class Store: HealthCheckable {
             }
         }
         return fd
+    }
+
+    /// An application that answers every request on its connection with `body`, an OpenMetrics exposition.
+    private func startExposition(_ name: String, _ body: String, accepted: Locked<Int>? = nil) throws -> Int32 {
+        let response = "HTTP/1.1 200 OK\r\nContent-Type: application/openmetrics-text; version=1.0.0\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+        return try startImpostor(name) { client in
+            accepted?.withLock { $0 += 1 }
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            while recv(client, &buffer, buffer.count, 0) > 0 {
+                _ = response.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+            }
+            close(client)
+        }
     }
 
     /// Stops an impostor: connecting is refused from now on, and its thread closes the socket once
@@ -204,19 +216,8 @@ private final class Store: HealthCheckable {
     @Test func keepsNoMoreConnectionsThanItsCapacity() async throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let accepted = Mutex(0)
-        let body = "# TYPE up gauge\nup 1\n# EOF\n"
-        let response = "HTTP/1.1 200 OK\r\nContent-Type: application/openmetrics-text; version=1.0.0\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
-        let listeners = try ["a", "b", "c"].map { name in
-            try startImpostor(name) { client in
-                accepted.withLock { $0 += 1 }
-                var buffer = [UInt8](repeating: 0, count: 4_096)
-                while recv(client, &buffer, buffer.count, 0) > 0 {
-                    _ = response.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
-                }
-                close(client)
-            }
-        }
+        let accepted = Locked(0)
+        let listeners = try ["a", "b", "c"].map { try startExposition($0, "# TYPE up gauge\nup 1\n# EOF\n", accepted: accepted) }
         defer { for fd in listeners { stop(fd) } }
 
         let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(30), budget: .seconds(60)),
@@ -225,6 +226,23 @@ private final class Store: HealthCheckable {
             #expect(await fleet.scrape().allSatisfy { $0.families != nil })
         }
         #expect(accepted.withLock { $0 } == 7)
+    }
+
+    /// An application's family named as the daemon's own keeps neither their help nor their type:
+    /// before, an application's `weave_app_up` counter left the daemon's gauge out of the exposition.
+    @Test func anApplicationCannotReplaceTheDaemonsOwnFamilies() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let counter = try startExposition("counter", "# TYPE weave_app_up counter\nweave_app_up_total 5\n# EOF\n")
+        let helpless = try startExposition("helpless", "# TYPE weave_app_scrape_duration_seconds gauge\nweave_app_scrape_duration_seconds 9\n# EOF\n")
+        defer { stop(counter, helpless) }
+        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(30), budget: .seconds(60)),
+                             group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16))
+        let text = String(decoding: Exposition.render(await AppMetrics { fleet }.collect(), format: .prometheusText), as: UTF8.self)
+        #expect(text.contains("# HELP weave_app_up Whether the application's endpoint answered"))
+        #expect(text.contains("# TYPE weave_app_up gauge\nweave_app_up{app=\"counter\"} 1\nweave_app_up{app=\"helpless\"} 1\n"))
+        #expect(text.contains("# HELP weave_app_scrape_duration_seconds How long reading"))
+        #expect(text.contains("weave_app_scrape_duration_seconds{app=\"helpless\"} 9\n"), "an application's series of the same type stay")
     }
 
     /// A directory that cannot be listed is not an empty one: the applications it last held stay

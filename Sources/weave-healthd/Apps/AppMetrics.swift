@@ -2,7 +2,8 @@ import WeavePrometheus
 
 /// The applications' families, scraped at each `/metrics`, each series labelled with its `app`, and
 /// the home of `weave_app_up` and `weave_app_scrape_duration_seconds`. An application that is down
-/// has no series but those two.
+/// has no series but those two. Those two come first, so an application's family of the same name
+/// never gives them its help or type (or, of another type, leaves them out of the exposition).
 struct AppMetrics: MetricCollector {
     /// The current configuration's applications (a reload swaps them).
     let fleet: @Sendable () -> AppFleet
@@ -14,11 +15,12 @@ struct AppMetrics: MetricCollector {
     func collect() async -> [MetricFamily] {
         let scrapes = await fleet().scrape()
         defer { if !scrapes.isEmpty { trimmer?.burstEnded() } }
-        var families = scrapes.flatMap { $0.families ?? [] }
-        families.append(.gauge("weave_app_up", "Whether the application's endpoint answered this scrape with a valid exposition (1) or not (0).",
-                               scrapes.map { ([("app", $0.target.name)], $0.families == nil ? 0 : 1) }))
-        families.append(.gauge("weave_app_scrape_duration_seconds", "How long reading the application's /metrics took in this scrape.",
-                               unit: "seconds", scrapes.map { ([("app", $0.target.name)], $0.duration.totalSeconds) }))
-        return families
+        let own: [MetricFamily] = [
+            .gauge("weave_app_up", "Whether the application's endpoint answered this scrape with a valid exposition (1) or not (0).",
+                   scrapes.map { ([("app", $0.target.name)], $0.families == nil ? 0 : 1) }),
+            .gauge("weave_app_scrape_duration_seconds", "How long reading the application's /metrics took in this scrape.",
+                   unit: "seconds", scrapes.map { ([("app", $0.target.name)], $0.duration.totalSeconds) }),
+        ]
+        return own + scrapes.flatMap { $0.families ?? [] }
     }
 }
