@@ -214,8 +214,21 @@ def serve_apps(directory, count):
     asyncio.run(main())
 
 
+def hang_apps(directory, count):
+    """COUNT sockets DIRECTORY/a-hanging-NNN.sock that take connections (into their backlog) and
+    never answer; prints 'hanging' once all listen, and holds them for an hour at most."""
+    sockets = []
+    for index in range(int(count)):
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(f"{directory}/a-hanging-{index:03d}.sock")
+        listener.listen(64)
+        sockets.append(listener)
+    print("hanging", flush=True)
+    time.sleep(3600)
+
+
 if __name__ == "__main__":
     commands = {"pipeline": pipeline, "slowloris": slowloris, "idle": idle, "raw": raw, "head-length": head_length,
                 "serve-bad": serve_bad, "flood-journal": flood_journal, "sample-health": sample_health,
-                "serve-apps": serve_apps}
+                "serve-apps": serve_apps, "hang-apps": hang_apps}
     commands[sys.argv[1]](*sys.argv[2:])

@@ -311,7 +311,8 @@ else not_ok "6. 10,000 checks" "$slow of 20 /livez over 1 s; first round after $
 # scrape reported no application at all.
 mkdir "$WORK/apps"
 (ulimit -n 8192; exec $FAULTS serve-apps "$WORK/apps" 1100 > "$WORK/apps.out") &
-PIDS+=("$!")
+APPS=$!
+PIDS+=("$APPS")
 for _ in $(seq 100); do grep -q serving "$WORK/apps.out" && break; sleep 0.1; done
 printf 'listen:\n  - address: 127.0.0.1:%s\napps:\n  directory: %s\n  budget: 20s\n' "$PORT" "$WORK/apps" > "$WORK/apps.yaml"
 (ulimit -n 1024; exec "$BIN" --config "$WORK/apps.yaml" 2>"$WORK/apps.log") &
@@ -327,9 +328,27 @@ for _ in 1 2 3 4; do
 done
 livez=$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "$URL/livez")
 stop_daemon
+kill -TERM "$APPS"
 if [ "$ups" = "1100 1100 1100 1100 " ] && [ "$most" -le $((1024 - 256)) ] && [ "$livez" = 200 ] \
     && ! grep -qi "too many open files" "$WORK/apps.log"; then
     ok "16. 1,100 applications under a 1,024-descriptor limit: all up in each of 4 scrapes, at most $most descriptors open, /livez $livez"
 else not_ok "16. more applications than descriptors" "up per scrape: $ups; at most $most descriptors; /livez $livez; $(grep -ci 'too many open files' "$WORK/apps.log") 'too many open files'"; fi
+
+# --- 17: applications that hang ------------------------------------------------------------------------
+# Before: asked in name order, 60 sockets that never answer held the 16 request slots for their whole
+# timeout (2 s) until the budget (5 s) was spent, and three healthy applications were down at every scrape.
+rm -rf "$WORK/apps" && mkdir "$WORK/apps"
+$FAULTS hang-apps "$WORK/apps" 60 > "$WORK/hanging.out" &
+PIDS+=("$!")
+$FAULTS serve-apps "$WORK/apps" 3 > "$WORK/apps.out" &
+PIDS+=("$!")
+for _ in $(seq 100); do grep -q hanging "$WORK/hanging.out" && grep -q serving "$WORK/apps.out" && break; sleep 0.1; done
+printf 'listen:\n  - address: 127.0.0.1:%s\napps:\n  directory: %s\n' "$PORT" "$WORK/apps" > "$WORK/hanging.yaml"
+start_daemon "$WORK/hanging.yaml" "$WORK/hanging.log"
+ups=""
+for _ in 1 2 3; do ups+="$(curl -s --max-time 30 "$URL/metrics" | grep -c '^weave_app_up{app="app-.*} 1$') "; done
+stop_daemon
+if [[ "$ups" == *" 3 3 " ]]; then ok "17. 60 applications that never answer: the 3 healthy ones are up from the second scrape on (up per scrape: $ups)"
+else not_ok "17. applications that hang starve the others" "healthy applications up per scrape: $ups"; fi
 
 finish

@@ -57,17 +57,7 @@ private final class Store: HealthCheckable {
 
     /// A socket that accepts and then does what `behaviour` says, instead of HTTP, until `stop`.
     private func startImpostor(_ name: String, _ behaviour: @escaping @Sendable (Int32) -> Void) throws -> Int32 {
-        let path = directory + "/" + name + ".sock"
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        #expect(bound == 0 && listen(fd, 16) == 0)
+        let fd = listening(name)
         Thread.detachNewThread {
             while true {
                 let client = accept(fd, nil, nil)
@@ -81,6 +71,23 @@ private final class Store: HealthCheckable {
                 behaviour(client)
             }
         }
+        return fd
+    }
+
+    /// A listening socket `<name>.sock` in the directory, which no one accepts on: a connection to it
+    /// succeeds (into its backlog) and is never answered.
+    private func listening(_ name: String) -> Int32 {
+        let path = directory + "/" + name + ".sock"
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0 && listen(fd, 16) == 0)
         return fd
     }
 
@@ -243,6 +250,27 @@ private final class Store: HealthCheckable {
         #expect(text.contains("# TYPE weave_app_up gauge\nweave_app_up{app=\"counter\"} 1\nweave_app_up{app=\"helpless\"} 1\n"))
         #expect(text.contains("# HELP weave_app_scrape_duration_seconds How long reading"))
         #expect(text.contains("weave_app_scrape_duration_seconds{app=\"helpless\"} 9\n"), "an application's series of the same type stay")
+    }
+
+    /// Applications that hang cannot starve the others at every scrape: those that failed when last
+    /// asked are asked after the rest. Here 60 sockets that never answer, first by name, hold the 16
+    /// request slots for their whole timeout (1 s) until the budget (3 s) is spent, before a healthy
+    /// application is asked; at the next scrape that one is asked first.
+    @Test func applicationsThatHangAreAskedAfterTheOthers() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let hanging = (0..<60).map { listening("a-hanging-\($0 < 10 ? "0" : "")\($0)") }
+        defer { for fd in hanging { close(fd) } }
+        let healthy = try startExposition("z-healthy", "# TYPE up gauge\nup 1\n# EOF\n")
+        defer { stop(healthy) }
+        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(1), budget: .seconds(3)),
+                             group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 100))
+        let first = await fleet.scrape()
+        #expect(first.count == 61 && first.last?.target.name == "z-healthy" && first.last?.families == nil,
+                "asked in name order, the healthy application is not reached within the budget")
+        let second = await fleet.scrape()
+        #expect(second.last?.target.name == "z-healthy" && second.last?.families != nil)
+        #expect(second.filter { $0.families != nil }.count == 1)
     }
 
     /// A directory that cannot be listed is not an empty one: the applications it last held stay

@@ -27,6 +27,9 @@ final class AppFleet: Sendable {
         var target: AppTarget
         /// Whether its last request was answered; nil before the first.
         var reachable: Bool?
+        /// Whether the last request actually sent to it was answered (one the budget left unasked
+        /// does not count); nil before the first. Those that failed are asked last.
+        var answeredWhenAsked: Bool?
         var reason: String?
         /// Its last `/health`: the application's aggregate state, and each component's state and output.
         var status: HealthStatus?
@@ -170,17 +173,34 @@ final class AppFleet: Sendable {
 
     // MARK: Plumbing
 
-    /// Runs `body` for every target, at most `maxConcurrentRequests` at a time; results in target order.
+    /// Runs `body` for every target, at most `maxConcurrentRequests` at a time, in asking order
+    /// (`askingOrder`); results in target order.
     private func each<Result: Sendable>(_ targets: [AppTarget], _ body: @escaping @Sendable (AppTarget) async -> Result) async -> [Result] {
         await withTaskGroup(of: (Int, Result).self) { group in
             var results: [(Int, Result)] = []
-            for (index, target) in targets.enumerated() {
-                if index >= Self.maxConcurrentRequests, let finished = await group.next() { results.append(finished) }
-                group.addTask { (index, await body(target)) }
+            for (started, index) in askingOrder(targets).enumerated() {
+                if started >= Self.maxConcurrentRequests, let finished = await group.next() { results.append(finished) }
+                group.addTask { [target = targets[index]] in (index, await body(target)) }
             }
             for await finished in group { results.append(finished) }
             return results.sorted { $0.0 < $1.0 }.map(\.1)
         }
+    }
+
+    /// The indices of `targets` in the order to ask them: those that answered when last asked, then
+    /// those not asked yet, then those that failed, each in target order. Applications that hang hold
+    /// a request slot for their whole timeout: asked first, enough of them would spend the budget
+    /// before a healthy application was asked, at every scrape.
+    private func askingOrder(_ targets: [AppTarget]) -> [Int] {
+        let answered = states.withLock { states in targets.map { states[$0.name]?.answeredWhenAsked } }
+        func rank(_ index: Int) -> Int {
+            switch answered[index] {
+            case true?: 0
+            case nil: 1
+            case false?: 2
+            }
+        }
+        return targets.indices.sorted { (rank($0), $0) < (rank($1), $1) }
     }
 
     /// Asks every application for `path` at once (within `budget`), each answer read by `read`;
@@ -194,8 +214,8 @@ final class AppFleet: Sendable {
         let answers = await each(targets) { [self] target in
             let start = ContinuousClock.now
             let outcome: Result<Value, FetchFailure>
+            let left = deadline - start
             do {
-                let left = deadline - start
                 guard left > .zero else { throw FetchFailure("the scrape budget of \(configuration.budget) was spent before it was asked") }
                 let fetch = HTTPFetch(target: target.address, timeout: min(configuration.timeout, left),
                                       maxBodyBytes: configuration.maxResponseBytes, overflow: .fail, group: group, pool: connections)
@@ -204,7 +224,7 @@ final class AppFleet: Sendable {
             } catch {
                 outcome = .failure(FetchFailure(NetworkFailure.reason(error, target: target.address)))
             }
-            note(target, outcome.map { _ in () })
+            note(target, outcome.map { _ in () }, asked: left > .zero)
             return (target, outcome, ContinuousClock.now - start)
         }
         forgetAllBut(targets.map(\.name))
@@ -212,14 +232,15 @@ final class AppFleet: Sendable {
         return answers
     }
 
-    /// Records whether `target` answered, and logs when that changes.
-    private func note(_ target: AppTarget, _ outcome: Result<Void, FetchFailure>) {
+    /// Records whether `target` answered (and whether it was `asked` at all), and logs when that changes.
+    private func note(_ target: AppTarget, _ outcome: Result<Void, FetchFailure>, asked: Bool) {
         let reason: String? = if case .failure(let failure) = outcome { failure.description } else { nil }
         let previous = states.withLock { states -> Bool? in
             let previous = states[target.name]?.reachable
             var state = states[target.name] ?? AppState(target: target)
             state.target = target
             state.reachable = reason == nil
+            if asked { state.answeredWhenAsked = reason == nil }
             state.reason = reason
             states[target.name] = state
             return previous
