@@ -71,7 +71,6 @@ public final class AppEndpoint: Service, Sendable {
             }
         }
         if configuration.watchesMemoryPressure { MemoryPressureMonitor.shared.start() }
-        defer { removeSocket() }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [monitor, lifecycle = router.lifecycle] in
                 _ = await monitor.checkAll()
@@ -94,12 +93,6 @@ public final class AppEndpoint: Service, Sendable {
             await group.next()
             group.cancelAll()
         }
-    }
-
-    /// Removes the socket this endpoint bound (and no file it did not).
-    private func removeSocket() {
-        guard server?.boundListeners != nil else { return }
-        for case .unix(let path, _) in router.configuration.listeners { unlink(path) }
     }
 
     /// Creates the discovery directory when it is missing (mode 0755: the daemon needs only to list it).

@@ -17,6 +17,8 @@ public final class HealthServer: Service, Sendable {
     private let inherited: [(descriptor: Int32, role: ListenerRole)]
     private let logger: Logger
     private let boundAddresses = Locked<[String]?>(nil)
+    /// The Unix socket files `run()` bound.
+    private let socketFiles = Locked<[UnixSocketFile]>([])
     /// The open connections, against `HealthServerConfiguration.maxConnections`.
     public let connections: ConnectionLimiter
 
@@ -36,6 +38,8 @@ public final class HealthServer: Service, Sendable {
     public var boundListeners: [String]? { boundAddresses.withLock { $0 } }
 
     public func run() async throws {
+        // Each only while it is still the socket bound here: another process may have bound the path since.
+        defer { for file in socketFiles.withLock({ $0 }) { file.remove() } }
         // One quiescing helper per listening channel: each tracks the connections of one server channel.
         var helpers: [ServerQuiescingHelper] = []
         var channels: [any Channel] = []
@@ -120,15 +124,14 @@ public final class HealthServer: Service, Sendable {
         case .tcp(let host, let port):
             return try await bootstrap.bind(host: host, port: port).get()
         case .unix(let path, let mode):
+            // Bound here rather than by NIO, which would remove whatever socket is at the path on close.
+            let (descriptor, file) = try UnixSocketFile.bind(path, mode: mode)
+            socketFiles.withLock { $0.append(file) }
             // An answer larger than the default send buffer (208 KiB; a `/metrics` of 100 services is
             // about 250 KB) would go out in two writes with a wait for the reader between them. The
             // kernel caps the size at net.core.wmem_max and doubles it: 416 KiB with Debian's default.
-            let channel = try await bootstrap.childChannelOption(.socketOption(.so_sndbuf), value: HealthServer.unixSendBuffer)
-                .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
-            if chmod(path, mode_t(mode)) != 0 {
-                logger.warning("Could not chmod \(path)", metadata: ["errno": "\(errno)"])
-            }
-            return channel
+            return try await bootstrap.childChannelOption(.socketOption(.so_sndbuf), value: HealthServer.unixSendBuffer)
+                .withBoundSocket(descriptor).get()
         }
     }
 

@@ -3,7 +3,9 @@ import WeaveSupport
 /// Where the server listens.
 public enum Listener: Sendable, Equatable, CustomStringConvertible {
     case tcp(host: String, port: Int)
-    /// A Unix socket; `mode` is applied with chmod after binding (e.g. 0o660).
+    /// A Unix socket; `mode` is applied with chmod before it listens (e.g. 0o660). A socket file
+    /// another process listens on is an error; a leftover one nobody listens on is replaced. The
+    /// file is removed when the server stops, unless another process has bound the path since.
     case unix(path: String, mode: UInt32)
 
     /// Loopback TCP addresses and Unix sockets are local; anything else is reachable from elsewhere.

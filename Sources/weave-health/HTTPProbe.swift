@@ -79,13 +79,7 @@ struct HTTPProbe {
         let connectDeadline = min(deadline, ContinuousClock.now + connectTimeout)
         switch target {
         case .unix(let path):
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            let capacity = MemoryLayout.size(ofValue: address.sun_path)
-            guard path.utf8.count < capacity else { throw .unreachable("socket path too long: \(path)") }
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                for (offset, byte) in path.utf8.enumerated() { raw[offset] = byte }
-            }
+            guard var address = sockaddr_un(path: path) else { throw .unreachable("socket path too long: \(path)") }
             return try withUnsafeBytes(of: &address) { raw throws(ProbeError) in
                 try connect(family: AF_UNIX, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self),
                             socklen_t(MemoryLayout<sockaddr_un>.size), until: connectDeadline)

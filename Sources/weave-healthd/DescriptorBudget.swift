@@ -1,4 +1,4 @@
-import Glibc
+import WeaveSupport
 
 /// How weave-healthd shares its descriptor limit (`LimitNOFILE=`, 1,024 in the shipped units):
 /// a reserve for the checks (sockets, plugin pipes), the journal and the files it reads; the HTTP

@@ -143,6 +143,13 @@ expect "POST is 405 with Allow" bash -c "curl -s -X POST -D - -o /dev/null '$URL
 expect "HEAD has no body" bash -c "[ \"\$(curl -s -I '$URL/livez' | grep -ci '^content-length: 3')\" = 1 ]"
 expect "landing page lists the endpoints" bash -c "curl -s '$URL/' | grep -q 'href=\"/metrics\"'"
 expect "the Unix socket serves too" bash -c "[ \"\$(curl -s --unix-socket '$WORK/health.sock' http://x/livez)\" = ok ]"
+# A second daemon on the same socket (its own port) must not take it over.
+sed -e "s/127.0.0.1:$PORT/127.0.0.1:$(free_port)/" "$WORK/config.yaml" > "$WORK/second.yaml"
+second=$(timeout 10 "$BIN" --config "$WORK/second.yaml" 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q "another process listens on $WORK/health.sock" <<<"$second" \
+    && [ "$(curl -s --unix-socket "$WORK/health.sock" http://x/livez)" = ok ]; then
+    ok "a second daemon on the same Unix socket exits 1 ('another process listens on …'); the first keeps serving it"
+else not_ok "a second daemon on the same Unix socket" "exit $rc: $(grep -i 'socket\|stopped' <<<"$second" | tail -3)"; fi
 
 # --- malformed HTTP --------------------------------------------------------------------------
 sent=$("$PY" "$HERE/malformed_http.py" 127.0.0.1 "$PORT" 1000 42)
@@ -193,5 +200,6 @@ kill -TERM "$DAEMON"
 wait "$DAEMON"; rc=$?
 elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
 if [ $rc -eq 0 ] && [ $elapsed -lt 2000 ]; then ok "SIGTERM: exit 0 in ${elapsed} ms"; else not_ok "SIGTERM: exit 0 within 2 s" "rc=$rc elapsed=${elapsed}ms"; grep -v '^$' "$WORK/daemon.log" | grep -v 'weave.health:' | tail -60; fi
+expect "its Unix socket is removed" test ! -e "$WORK/health.sock"
 
 finish

@@ -131,6 +131,69 @@ private func waitUntilServing(_ endpoint: AppEndpoint) async throws {
         #expect(Int(queued) >= length - 1_000, "\(queued) of about \(length) bytes queued before the client read any")
     }
 
+    /// A second instance under the same name does not take the first one's socket (before, it
+    /// replaced the file, so the daemon saw only the second; and when the second stopped, it removed
+    /// the file, so the daemon saw neither). It logs that it cannot listen and runs its checks.
+    @Test func aSecondInstanceUnderTheSameNameLeavesTheFirstsSocketAlone() async throws {
+        let directory = NSTemporaryDirectory() + "weave-apps-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func endpoint(_ instance: String) -> AppEndpoint {
+            AppEndpoint(container: Container(), identity: ServiceIdentity(serviceID: "orders", description: "", version: "1", instance: instance),
+                        configuration: .init(socket: .discoverable(directory: directory), watchesMemoryPressure: false))
+        }
+        let socketPath = directory + "/orders.sock"
+        let first = endpoint("first")
+        let firstRunning = Task { try await first.run() }
+        try await waitUntilServing(first)
+        let second = endpoint("second")
+        let secondRunning = Task { try await second.run() }
+        for _ in 0..<2_000 where !second.router.lifecycle.isStarted { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(second.router.lifecycle.isStarted && second.boundListeners == nil)
+        #expect(try await get("/health", socketPath: socketPath).contains("\"instance\":\"first\""))
+
+        secondRunning.cancel()
+        _ = try? await secondRunning.value
+        #expect(try await get("/health", socketPath: socketPath).contains("\"instance\":\"first\""),
+                "the second instance's stop leaves the first's socket")
+        firstRunning.cancel()
+        _ = try? await firstRunning.value
+        #expect(!FileManager.default.fileExists(atPath: socketPath), "the first removes its own socket")
+    }
+
+    /// A socket file nobody listens on (a crashed instance's) is replaced; and a file that is no
+    /// longer the socket the endpoint bound is not removed when it stops.
+    @Test func aLeftoverSocketIsReplacedAndAnotherProcesssSocketIsNotRemoved() async throws {
+        let directory = NSTemporaryDirectory() + "weave-apps-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socketPath = directory + "/orders.sock"
+        /// A socket bound at `socketPath`, listening or not.
+        func bound(listening: Bool) -> Int32 {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_un(path: socketPath)!
+            let status = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            #expect(status == 0 && (!listening || listen(fd, 4) == 0))
+            return fd
+        }
+        close(bound(listening: false)) // the file stays; connecting to it is refused
+
+        let endpoint = AppEndpoint(container: Container(), identity: ServiceIdentity(serviceID: "orders", description: "", version: "1"),
+                                   configuration: .init(socket: .discoverable(directory: directory), watchesMemoryPressure: false))
+        let running = Task { try await endpoint.run() }
+        try await waitUntilServing(endpoint)
+        #expect(try await get("/livez", socketPath: socketPath).hasPrefix("HTTP/1.1 200"))
+
+        // Another process takes the name over while the endpoint runs.
+        unlink(socketPath)
+        let other = bound(listening: true)
+        defer { close(other) }
+        running.cancel()
+        _ = try? await running.value
+        #expect(FileManager.default.fileExists(atPath: socketPath), "the other process's socket stays")
+    }
+
     @Test func socketNamesAreSafeFileNames() {
         #expect(AppEndpoint.Configuration.socketName("orders") == "orders")
         #expect(AppEndpoint.Configuration.socketName("../etc/passwd") == "_._etc_passwd")
@@ -155,7 +218,7 @@ private func waitUntilServing(_ endpoint: AppEndpoint) async throws {
     /// service keeps running until it is stopped (observability never stops the application).
     @Test func aSocketThatCannotBeMadeDoesNotStopTheService() async throws {
         let file = NSTemporaryDirectory() + "weave-not-a-directory-\(getpid())"
-        FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
         defer { try? FileManager.default.removeItem(atPath: file) }
         let container = Container()
         container.register("payments", (any HealthCheckable).self, scope: .singleton) { Degraded() }
