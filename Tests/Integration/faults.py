@@ -186,10 +186,11 @@ def sample_health(url, seconds):
     print(samples, lies)
 
 
-def serve_apps(directory, count):
+def serve_apps(directory, count, series="1"):
     """Serves COUNT applications, each a Unix socket DIRECTORY/app-NNNN.sock answering /metrics with
-    one series and /health with a pass, on kept connections; prints 'serving' once all listen."""
-    body = b"# TYPE probe_value gauge\nprobe_value 1\n# EOF\n"
+    SERIES series and /health with a pass, on kept connections; prints 'serving' once all listen."""
+    body = ("# TYPE probe_value gauge\n" + "".join(f'probe_value{{i="{index}"}} 1\n' for index in range(int(series)))
+            + "# EOF\n").encode()
     health = b'{"status":"pass"}'
 
     async def answer(reader, writer):

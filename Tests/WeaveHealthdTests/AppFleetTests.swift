@@ -25,11 +25,13 @@ private final class Store: HealthCheckable {
               timeout: 500ms
               budget: 3s
               health_interval: 2s
+              max_scrape_bytes: 8388608
               targets:
                 - {name: orders, socket: /run/orders/weave.sock}
                 - {name: billing, url: "http://127.0.0.1:9400/weave/"}
             """).apps
         #expect(apps.directory == "/srv/apps" && apps.timeout == .milliseconds(500) && apps.budget == .seconds(3))
+        #expect(apps.maxScrapeBytes == 8 << 20 && AppsConfiguration().maxScrapeBytes == 32 << 20)
         #expect(apps.targets == [
             AppTarget(name: "orders", address: .unix(path: "/run/orders/weave.sock"), host: "localhost", pathPrefix: ""),
             AppTarget(name: "billing", address: .tcp(host: "127.0.0.1", port: 9400), host: "127.0.0.1:9400", pathPrefix: "/weave"),
@@ -271,6 +273,27 @@ private final class Store: HealthCheckable {
         let second = await fleet.scrape()
         #expect(second.last?.target.name == "z-healthy" && second.last?.families != nil)
         #expect(second.filter { $0.families != nil }.count == 1)
+    }
+
+    /// What a scrape keeps of all the applications' answers is bounded: an answer that arrives when
+    /// `maxScrapeBytes` is used up is down for this scrape, with the reason, and the others are kept.
+    @Test func theApplicationsAnswersAreKeptUpToTheScrapesLimit() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // About 60 KB each: room for two of the three.
+        let body = "# TYPE g gauge\n" + (0..<4_000).map { "g{i=\"\($0)\"} 1\n" }.joined() + "# EOF\n"
+        let listeners = try ["a", "b", "c"].map { try startExposition($0, body) }
+        defer { for fd in listeners { stop(fd) } }
+        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(30), budget: .seconds(60),
+                                                              maxResponseBytes: 4_096 * 16, maxScrapeBytes: body.utf8.count * 5 / 2),
+                             group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16))
+        for _ in 0..<2 {
+            let scrape = await fleet.scrape()
+            #expect(scrape.filter { $0.families != nil }.count == 2)
+        }
+        let down = fleet.healthRecords().filter { $0.status.state == .unhealthy }
+        #expect(down.count == 1)
+        #expect(down.first?.status.reason?.contains("over what is left of apps: max_scrape_bytes") == true, "\(down)")
     }
 
     /// A directory that cannot be listed is not an empty one: the applications it last held stay

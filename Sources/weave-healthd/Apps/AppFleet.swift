@@ -115,10 +115,22 @@ final class AppFleet: Sendable {
     // MARK: Metrics
 
     /// Fetches every application's `/metrics` now, in OpenMetrics (which keeps units and counter
-    /// names), relabelled with `app`.
+    /// names), relabelled with `app`. The answers kept add up to `maxScrapeBytes` at most: one that
+    /// arrives when they are used up is down for this scrape, with the reason.
     func scrape() async -> [Scrape] {
-        await ask("/metrics", accept: "application/openmetrics-text; version=1.0.0") { target, response throws(FetchFailure) in
+        let limit = configuration.maxScrapeBytes
+        let room = Locked(limit)
+        return await ask("/metrics", accept: "application/openmetrics-text; version=1.0.0") { target, response throws(FetchFailure) in
             guard response.status == 200 else { throw FetchFailure("/metrics answered HTTP \(response.status)") }
+            let size = response.body.count
+            let kept = room.withLock { left -> Bool in
+                guard left >= size else { return false }
+                left -= size
+                return true
+            }
+            guard kept else {
+                throw FetchFailure("its \(size) bytes are over what is left of apps: max_scrape_bytes (\(limit)) in this scrape")
+            }
             do {
                 return try ExpositionParser.parse(response.body, adding: [("app", target.name)])
             } catch {

@@ -16,15 +16,21 @@ struct AppsConfiguration: Sendable {
     /// The largest exposition or health document read from one application (4 MiB: 20 times what an
     /// application of 100 services serves; at most `AppFleet.maxConcurrentRequests` of them are held at once).
     var maxResponseBytes: Int
+    /// The most one `/metrics` scrape keeps of all the applications' expositions together (32 MiB:
+    /// 130 applications of 100 services). A scrape holds them and the merged answer at once, so this
+    /// bounds its memory: within the shipped unit's `MemoryMax=256M` with 16 answers in flight.
+    var maxScrapeBytes: Int
 
     init(directory: String? = AppSocket.defaultDirectory, targets: [AppTarget] = [], timeout: Duration = .seconds(2),
-         budget: Duration = .seconds(5), healthInterval: Duration = .seconds(5), maxResponseBytes: Int = 4 << 20) {
+         budget: Duration = .seconds(5), healthInterval: Duration = .seconds(5), maxResponseBytes: Int = 4 << 20,
+         maxScrapeBytes: Int = 32 << 20) {
         self.directory = directory
         self.targets = targets
         self.timeout = timeout
         self.budget = budget
         self.healthInterval = healthInterval
         self.maxResponseBytes = maxResponseBytes
+        self.maxScrapeBytes = maxScrapeBytes
     }
 }
 
@@ -41,7 +47,7 @@ struct AppTarget: Sendable, Equatable {
 extension ConfigurationLoader {
     func apps(_ node: YAMLNode) throws(ConfigurationError) -> AppsConfiguration {
         let fields = try mapping(node, allowed: ["directory", "discover", "targets", "timeout", "budget", "health_interval",
-                                                 "max_response_bytes"])
+                                                 "max_response_bytes", "max_scrape_bytes"])
         var apps = AppsConfiguration()
         if let directory = fields["directory"] {
             let path = try string(directory)
@@ -53,8 +59,13 @@ extension ConfigurationLoader {
         if let value = fields["budget"] { apps.budget = try duration(value, atMost: .seconds(120), "120s") }
         if let value = fields["health_interval"] { apps.healthInterval = try duration(value, atMost: .seconds(3_600), "1h") }
         if let value = fields["max_response_bytes"] { apps.maxResponseBytes = try integer(value, in: 4_096...(256 << 20)) }
+        if let value = fields["max_scrape_bytes"] { apps.maxScrapeBytes = try integer(value, in: 4_096...(1 << 30)) }
         if apps.timeout > apps.budget {
             throw error(fields["timeout"] ?? fields["budget"], "apps: timeout (\(apps.timeout)) must not exceed budget (\(apps.budget))")
+        }
+        if apps.maxResponseBytes > apps.maxScrapeBytes {
+            throw error(fields["max_response_bytes"] ?? fields["max_scrape_bytes"],
+                        "apps: max_response_bytes (\(apps.maxResponseBytes)) must not exceed max_scrape_bytes (\(apps.maxScrapeBytes))")
         }
         if let targets = fields["targets"] {
             guard case .sequence(let items) = targets.value else { throw error(targets, "targets must be a list") }
