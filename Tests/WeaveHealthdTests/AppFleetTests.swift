@@ -280,12 +280,13 @@ private final class Store: HealthCheckable {
     @Test func theApplicationsAnswersAreKeptUpToTheScrapesLimit() async throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        // About 60 KB each: room for two of the three.
+        // About 60 KB each, 90 KB relabelled: room for two of the three.
         let body = "# TYPE g gauge\n" + (0..<4_000).map { "g{i=\"\($0)\"} 1\n" }.joined() + "# EOF\n"
+        let relabelled = try ExpositionParser.parse(Array(body.utf8), adding: [("app", "a")]).reduce(0) { $0 + $1.preformatted.count }
         let listeners = try ["a", "b", "c"].map { try startExposition($0, body) }
         defer { for fd in listeners { stop(fd) } }
         let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(30), budget: .seconds(60),
-                                                              maxResponseBytes: 4_096 * 16, maxScrapeBytes: body.utf8.count * 5 / 2),
+                                                              maxResponseBytes: 4_096 * 16, maxScrapeBytes: relabelled * 5 / 2),
                              group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16))
         for _ in 0..<2 {
             let scrape = await fleet.scrape()

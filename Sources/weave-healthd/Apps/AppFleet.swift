@@ -115,27 +115,29 @@ final class AppFleet: Sendable {
     // MARK: Metrics
 
     /// Fetches every application's `/metrics` now, in OpenMetrics (which keeps units and counter
-    /// names), relabelled with `app`. The answers kept add up to `maxScrapeBytes` at most: one that
-    /// arrives when they are used up is down for this scrape, with the reason.
+    /// names), relabelled with `app`. What is kept of them, relabelled, adds up to `maxScrapeBytes`
+    /// at most: an answer that does not fit in what is left is down for this scrape, with the reason.
     func scrape() async -> [Scrape] {
         let limit = configuration.maxScrapeBytes
         let room = Locked(limit)
         return await ask("/metrics", accept: "application/openmetrics-text; version=1.0.0") { target, response throws(FetchFailure) in
             guard response.status == 200 else { throw FetchFailure("/metrics answered HTTP \(response.status)") }
-            let size = response.body.count
-            let kept = room.withLock { left -> Bool in
+            let families: [MetricFamily]
+            do {
+                families = try ExpositionParser.parse(response.body, adding: [("app", target.name)])
+            } catch {
+                throw FetchFailure("/metrics is not a valid exposition: \(error)")
+            }
+            let size = families.reduce(0) { $0 + $1.preformatted.count }
+            let fits = room.withLock { left -> Bool in
                 guard left >= size else { return false }
                 left -= size
                 return true
             }
-            guard kept else {
-                throw FetchFailure("its \(size) bytes are over what is left of apps: max_scrape_bytes (\(limit)) in this scrape")
+            guard fits else {
+                throw FetchFailure("its \(size) bytes (relabelled) are over what is left of apps: max_scrape_bytes (\(limit)) in this scrape")
             }
-            do {
-                return try ExpositionParser.parse(response.body, adding: [("app", target.name)])
-            } catch {
-                throw FetchFailure("/metrics is not a valid exposition: \(error)")
-            }
+            return families
         }.map { Scrape(target: $0.target, families: try? $0.outcome.get(), duration: $0.duration) }
     }
 

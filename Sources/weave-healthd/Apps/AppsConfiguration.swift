@@ -16,9 +16,9 @@ struct AppsConfiguration: Sendable {
     /// The largest exposition or health document read from one application (4 MiB: 20 times what an
     /// application of 100 services serves; at most `AppFleet.maxConcurrentRequests` of them are held at once).
     var maxResponseBytes: Int
-    /// The most one `/metrics` scrape keeps of all the applications' expositions together (32 MiB:
-    /// 130 applications of 100 services). A scrape holds them and the merged answer at once, so this
-    /// bounds its memory: within the shipped unit's `MemoryMax=256M` with 16 answers in flight.
+    /// The most one `/metrics` scrape keeps of all the applications' expositions together, relabelled
+    /// (32 MiB: about 120 applications of 100 services). A scrape holds them and the merged answer at
+    /// once, so this bounds its memory: within the shipped unit's `MemoryMax=256M` with 16 answers in flight.
     var maxScrapeBytes: Int
 
     init(directory: String? = AppSocket.defaultDirectory, targets: [AppTarget] = [], timeout: Duration = .seconds(2),
