@@ -189,6 +189,8 @@ struct FetchFailure: Error, CustomStringConvertible {
     let description: String
     /// The connection closed before any of the response came back.
     var beforeAnswer = false
+    /// The body was larger than the cap.
+    var tooLarge = false
     init(_ description: String) { self.description = description }
 }
 
@@ -248,7 +250,9 @@ private final class ResponseCollector: ChannelInboundHandler {
                     body += buffer.readableBytesView.prefix(room)
                     finish()
                 case .fail:
-                    promise.fail(FetchFailure("response larger than \(maxBodyBytes) bytes"))
+                    var failure = FetchFailure("response larger than \(maxBodyBytes) bytes")
+                    failure.tooLarge = true
+                    promise.fail(failure)
                 }
                 context.close(promise: nil)
             } else {

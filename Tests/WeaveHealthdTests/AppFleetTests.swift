@@ -31,7 +31,7 @@ private final class Store: HealthCheckable {
                 - {name: billing, url: "http://127.0.0.1:9400/weave/"}
             """).apps
         #expect(apps.directory == "/srv/apps" && apps.timeout == .milliseconds(500) && apps.budget == .seconds(3))
-        #expect(apps.maxScrapeBytes == 8 << 20 && AppsConfiguration().maxScrapeBytes == 32 << 20)
+        #expect(apps.maxScrapeBytes == 8 << 20 && AppsConfiguration().maxScrapeBytes == 16 << 20)
         #expect(apps.targets == [
             AppTarget(name: "orders", address: .unix(path: "/run/orders/weave.sock"), host: "localhost", pathPrefix: ""),
             AppTarget(name: "billing", address: .tcp(host: "127.0.0.1", port: 9400), host: "127.0.0.1:9400", pathPrefix: "/weave"),
@@ -294,7 +294,35 @@ private final class Store: HealthCheckable {
         }
         let down = fleet.healthRecords().filter { $0.status.state == .unhealthy }
         #expect(down.count == 1)
-        #expect(down.first?.status.reason?.contains("over what is left of apps: max_scrape_bytes") == true, "\(down)")
+        #expect(down.first?.status.reason?.contains("does not fit in what is left of apps: max_scrape_bytes") == true, "\(down)")
+    }
+
+    /// Scrapes asked at once share one reading of the applications (and one scrape's memory).
+    @Test func scrapesAskedAtOnceShareOneReading() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let requests = Locked(0)
+        let body = "# TYPE up gauge\nup 1\n# EOF\n"
+        let response = "HTTP/1.1 200 OK\r\nContent-Type: application/openmetrics-text; version=1.0.0\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+        let slow = try startImpostor("slow") { client in
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            while recv(client, &buffer, buffer.count, 0) > 0 {
+                requests.withLock { $0 += 1 }
+                usleep(300_000)
+                _ = response.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+            }
+            close(client)
+        }
+        defer { stop(slow) }
+        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(30), budget: .seconds(60)),
+                             group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16))
+        async let first = fleet.scrape()
+        async let second = fleet.scrape()
+        let (one, two) = await (first, second)
+        #expect(one.first?.families != nil && two.first?.families != nil)
+        #expect(requests.withLock { $0 } == 1)
+        _ = await fleet.scrape()
+        #expect(requests.withLock { $0 } == 2, "a scrape after the shared one reads the applications again")
     }
 
     /// A directory that cannot be listed is not an empty one: the applications it last held stay

@@ -21,6 +21,8 @@ final class AppFleet: Sendable {
     private let connections: ConnectionPool
     /// The sockets the directory held when it was last listed, and why the last listing failed.
     private let discovery = Locked<(found: [AppTarget], failure: String?)>(([], nil))
+    /// The scrape in progress, which a `/metrics` asked meanwhile shares.
+    private let scraping = Locked<Task<[Scrape], Never>?>(nil)
 
     /// What the daemon knows of one application.
     struct AppState: Sendable {
@@ -114,13 +116,30 @@ final class AppFleet: Sendable {
 
     // MARK: Metrics
 
+    /// Every application's `/metrics`, relabelled with `app` (`scrapeNow`). A scrape asked while
+    /// another is in progress shares it: two Prometheus servers scraping at once read the
+    /// applications once, and hold one scrape's memory, not two.
+    func scrape() async -> [Scrape] {
+        let shared = scraping.withLock { scraping -> Task<[Scrape], Never> in
+            if let running = scraping { return running }
+            let task = Task { [self] in
+                let scrapes = await scrapeNow()
+                self.scraping.withLock { $0 = nil }
+                return scrapes
+            }
+            scraping = task
+            return task
+        }
+        return await shared.value
+    }
+
     /// Fetches every application's `/metrics` now, in OpenMetrics (which keeps units and counter
     /// names), relabelled with `app`. What is kept of them, relabelled, adds up to `maxScrapeBytes`
-    /// at most: an answer that does not fit in what is left is down for this scrape, with the reason.
-    func scrape() async -> [Scrape] {
-        let limit = configuration.maxScrapeBytes
-        let room = Locked(limit)
-        return await ask("/metrics", accept: "application/openmetrics-text; version=1.0.0") { target, response throws(FetchFailure) in
+    /// at most: an answer that does not fit in what is left is down for this scrape, with the reason
+    /// (and one longer than what is left is not read to its end).
+    private func scrapeNow() async -> [Scrape] {
+        let room = Locked(configuration.maxScrapeBytes)
+        return await ask("/metrics", accept: "application/openmetrics-text; version=1.0.0", room: room) { [self] target, response throws(FetchFailure) in
             guard response.status == 200 else { throw FetchFailure("/metrics answered HTTP \(response.status)") }
             let families: [MetricFamily]
             do {
@@ -134,11 +153,14 @@ final class AppFleet: Sendable {
                 left -= size
                 return true
             }
-            guard fits else {
-                throw FetchFailure("its \(size) bytes (relabelled) are over what is left of apps: max_scrape_bytes (\(limit)) in this scrape")
-            }
+            guard fits else { throw overScrapeLimit("\(size) bytes relabelled") }
             return families
         }.map { Scrape(target: $0.target, families: try? $0.outcome.get(), duration: $0.duration) }
+    }
+
+    /// Why an answer (of `size`) was left out of a scrape whose `maxScrapeBytes` it does not fit in.
+    private func overScrapeLimit(_ size: String) -> FetchFailure {
+        FetchFailure("its answer (\(size)) does not fit in what is left of apps: max_scrape_bytes (\(configuration.maxScrapeBytes)) in this scrape")
     }
 
     // MARK: Health
@@ -219,8 +241,9 @@ final class AppFleet: Sendable {
 
     /// Asks every application for `path` at once (within `budget`), each answer read by `read`;
     /// records which answered and forgets those whose socket is gone. Outcomes in target order.
+    /// With `room` (bytes the answers may still take), no answer is read past it.
     private func ask<Value: Sendable>(
-        _ path: String, accept: String,
+        _ path: String, accept: String, room: Locked<Int>? = nil,
         read: @escaping @Sendable (AppTarget, HTTPFetch.Response) throws(FetchFailure) -> Value
     ) async -> [(target: AppTarget, outcome: Result<Value, FetchFailure>, duration: Duration)] {
         let deadline = ContinuousClock.now + configuration.budget
@@ -229,12 +252,15 @@ final class AppFleet: Sendable {
             let start = ContinuousClock.now
             let outcome: Result<Value, FetchFailure>
             let left = deadline - start
+            let cap = min(configuration.maxResponseBytes, room?.withLock { $0 } ?? .max)
             do {
                 guard left > .zero else { throw FetchFailure("the scrape budget of \(configuration.budget) was spent before it was asked") }
                 let fetch = HTTPFetch(target: target.address, timeout: min(configuration.timeout, left),
-                                      maxBodyBytes: configuration.maxResponseBytes, overflow: .fail, group: group, pool: connections)
+                                      maxBodyBytes: cap, overflow: .fail, group: group, pool: connections)
                 let response = try await fetch.get(target.pathPrefix + path, host: target.host, headers: [("Accept", accept)])
                 outcome = Result { () throws(FetchFailure) in try read(target, response) }
+            } catch let failure as FetchFailure where failure.tooLarge && cap < configuration.maxResponseBytes {
+                outcome = .failure(overScrapeLimit("more than \(cap) bytes"))
             } catch {
                 outcome = .failure(FetchFailure(NetworkFailure.reason(error, target: target.address)))
             }

@@ -17,13 +17,13 @@ struct AppsConfiguration: Sendable {
     /// application of 100 services serves; at most `AppFleet.maxConcurrentRequests` of them are held at once).
     var maxResponseBytes: Int
     /// The most one `/metrics` scrape keeps of all the applications' expositions together, relabelled
-    /// (32 MiB: about 120 applications of 100 services). A scrape holds them and the merged answer at
+    /// (16 MiB: about 60 applications of 100 services). A scrape holds them and the merged answer at
     /// once, so this bounds its memory: within the shipped unit's `MemoryMax=256M` with 16 answers in flight.
     var maxScrapeBytes: Int
 
     init(directory: String? = AppSocket.defaultDirectory, targets: [AppTarget] = [], timeout: Duration = .seconds(2),
          budget: Duration = .seconds(5), healthInterval: Duration = .seconds(5), maxResponseBytes: Int = 4 << 20,
-         maxScrapeBytes: Int = 32 << 20) {
+         maxScrapeBytes: Int = 16 << 20) {
         self.directory = directory
         self.targets = targets
         self.timeout = timeout
