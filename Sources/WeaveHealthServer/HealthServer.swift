@@ -125,7 +125,7 @@ public final class HealthServer: Service, Sendable {
             return try await bootstrap.bind(host: host, port: port).get()
         case .unix(let path, let mode):
             // Bound here rather than by NIO, which would remove whatever socket is at the path on close.
-            let (descriptor, file) = try UnixSocketFile.bind(path, mode: mode)
+            let (descriptor, file) = try UnixSocketFile.bound(at: path, mode: mode)
             socketFiles.withLock { $0.append(file) }
             // An answer larger than the default send buffer (208 KiB; a `/metrics` of 100 services is
             // about 250 KB) would go out in two writes with a wait for the reader between them. The

@@ -12,7 +12,7 @@ struct UnixSocketFile: Sendable, Equatable {
 
     /// A new socket bound at `path` with permissions `mode`, not yet listening: its descriptor, for
     /// the server to listen on, and its file. A socket file nobody listens on is replaced.
-    static func bind(_ path: String, mode: UInt32) throws -> (descriptor: Int32, file: UnixSocketFile) {
+    static func bound(at path: String, mode: UInt32) throws -> (descriptor: Int32, file: UnixSocketFile) {
         guard var address = sockaddr_un(path: path) else { throw UnixSocketError("the socket path is too long: \(path)") }
         if current(at: path) != nil {
             guard !someoneListens(&address) else { throw UnixSocketError("another process listens on \(path)") }
@@ -21,7 +21,7 @@ struct UnixSocketFile: Sendable, Equatable {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw UnixSocketError("cannot make a socket for \(path): \(SystemError.text(errno))") }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard bound == 0 else {
             let reason = SystemError.text(errno)

@@ -6,7 +6,7 @@ import WeaveSupport
 /// connections kept open to applications between scrapes. A host with more applications than that
 /// has the rest connected per request, rather than the kept connections taking the descriptors the
 /// server and the checks need.
-struct DescriptorBudget: Equatable {
+struct DescriptorBudget {
     /// Descriptors left to the checks, the journal and files.
     static let reserve = 256
     /// The fewest connections the server is given, whatever the limit.

@@ -106,7 +106,8 @@ final class AppFleet: Sendable {
             return (discovery.found, previous)
         }
         if let failure, failure != previous {
-            logger.warning("Cannot list the applications' directory \(directory): \(failure); the \(sockets.count) applications it last held stay",
+            let kept = "the \(sockets.count) applications it last held stay"
+            logger.warning("Cannot list the applications' directory \(directory): \(failure); \(kept)",
                            metadata: ["directory": "\(directory)", "reason": "\(failure)"])
         } else if failure == nil, previous != nil {
             logger.notice("The applications' directory \(directory) is listed again", metadata: ["directory": "\(directory)"])
@@ -139,7 +140,8 @@ final class AppFleet: Sendable {
     /// (and one longer than what is left is not read to its end).
     private func scrapeNow() async -> [Scrape] {
         let room = Locked(configuration.maxScrapeBytes)
-        return await ask("/metrics", accept: "application/openmetrics-text; version=1.0.0", room: room) { [self] target, response throws(FetchFailure) in
+        let accept = "application/openmetrics-text; version=1.0.0"
+        return await ask("/metrics", accept: accept, room: room) { [self] target, response throws(FetchFailure) in
             guard response.status == 200 else { throw FetchFailure("/metrics answered HTTP \(response.status)") }
             let families: [MetricFamily]
             do {
@@ -160,7 +162,8 @@ final class AppFleet: Sendable {
 
     /// Why an answer (of `size`) was left out of a scrape whose `maxScrapeBytes` it does not fit in.
     private func overScrapeLimit(_ size: String) -> FetchFailure {
-        FetchFailure("its answer (\(size)) does not fit in what is left of apps: max_scrape_bytes (\(configuration.maxScrapeBytes)) in this scrape")
+        FetchFailure("its answer (\(size)) does not fit in what is left of apps: max_scrape_bytes "
+                     + "(\(configuration.maxScrapeBytes)) in this scrape")
     }
 
     // MARK: Health
