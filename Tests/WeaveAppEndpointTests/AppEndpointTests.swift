@@ -38,11 +38,7 @@ private func blockingGet(_ path: String, socketPath: String) throws -> String {
 /// answer); returns the connected descriptor, for the caller to read and close.
 private func requestGet(_ path: String, socketPath: String) throws -> Int32 {
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-        for (index, byte) in socketPath.utf8.enumerated() { buffer[index] = byte }
-    }
+    var address = sockaddr_un(path: socketPath)!
     let connected = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
     }

@@ -6,7 +6,13 @@ import WeaveDI
 import WeaveHealth
 import WeaveHealthServer
 import WeavePrometheus
+import WeaveSupport
 @testable import weave_healthd
+
+/// An HTTP response carrying `body`, an OpenMetrics exposition.
+private func openMetricsResponse(_ body: String) -> String {
+    "HTTP/1.1 200 OK\r\nContent-Type: application/openmetrics-text; version=1.0.0\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+}
 
 private final class Store: HealthCheckable {
     func healthCheck() async -> HealthStatus { .degraded(reason: "replica lag") }
@@ -81,11 +87,7 @@ private final class Store: HealthCheckable {
     private func listening(_ name: String) -> Int32 {
         let path = directory + "/" + name + ".sock"
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
-        }
+        var address = sockaddr_un(path: path)!
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
@@ -95,7 +97,7 @@ private final class Store: HealthCheckable {
 
     /// An application that answers every request on its connection with `body`, an OpenMetrics exposition.
     private func startExposition(_ name: String, _ body: String, accepted: Locked<Int>? = nil) throws -> Int32 {
-        let response = "HTTP/1.1 200 OK\r\nContent-Type: application/openmetrics-text; version=1.0.0\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+        let response = openMetricsResponse(body)
         return try startImpostor(name) { client in
             accepted?.withLock { $0 += 1 }
             var buffer = [UInt8](repeating: 0, count: 4_096)
@@ -181,8 +183,7 @@ private final class Store: HealthCheckable {
         /// `once`; with `chatter`, says something unasked on the idle connection after each answer.
         @Sendable func serve(_ name: String, _ client: Int32, once: Bool, chatter: Bool = false) {
             accepted.withLock { $0[name, default: 0] += 1 }
-            let body = "# TYPE up gauge\nup 1\n# EOF\n"
-            let response = "HTTP/1.1 200 OK\r\nContent-Type: application/openmetrics-text; version=1.0.0\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+            let response = openMetricsResponse("# TYPE up gauge\nup 1\n# EOF\n")
             var pending: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 4_096)
             while true {
@@ -303,8 +304,7 @@ private final class Store: HealthCheckable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let requests = Locked(0)
-        let body = "# TYPE up gauge\nup 1\n# EOF\n"
-        let response = "HTTP/1.1 200 OK\r\nContent-Type: application/openmetrics-text; version=1.0.0\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+        let response = openMetricsResponse("# TYPE up gauge\nup 1\n# EOF\n")
         let slow = try startImpostor("slow") { client in
             var buffer = [UInt8](repeating: 0, count: 4_096)
             while recv(client, &buffer, buffer.count, 0) > 0 {
