@@ -20,6 +20,16 @@ start_daemon() { # CONFIG LOG [env…]: starts the daemon, sets $DAEMON, waits f
     wait_for "http://127.0.0.1:$PORT/livez" 30 || echo "the daemon did not start: $(tail -3 "$log")" >&2
 }
 stop_daemon() { kill -TERM "$DAEMON" 2>/dev/null; wait "$DAEMON" 2>/dev/null; }
+start_helper() { # OUT WORD ARGS…: faults.py ARGS… in the background (up to 8,192 descriptors; output in
+    # OUT), its PID added to $HELPERS, until it prints WORD (30 s at most)
+    local out=$1 word=$2; shift 2
+    (ulimit -n 8192; exec $FAULTS "$@" > "$out") &
+    HELPERS+=("$!")
+    PIDS+=("$!")
+    for _ in $(seq 300); do grep -q "$word" "$out" && break; sleep 0.1; done
+}
+stop_helpers() { kill -TERM "${HELPERS[@]}" 2>/dev/null; wait "${HELPERS[@]}" 2>/dev/null; HELPERS=(); }
+HELPERS=()
 check_config() { # DESCRIPTION EXPECTED-EXIT YAML: --check-config must exit so, with file:line:column for 78
     local description=$1 expected=$2
     printf '%s\n' "$3" > "$WORK/check.yaml"
@@ -310,10 +320,7 @@ else not_ok "6. 10,000 checks" "$slow of 20 /livez over 1 s; first round after $
 # listing of the directory failed (EMFILE), was taken for an empty directory, and every second
 # scrape reported no application at all.
 mkdir "$WORK/apps"
-(ulimit -n 8192; exec $FAULTS serve-apps "$WORK/apps" 1100 > "$WORK/apps.out") &
-APPS=$!
-PIDS+=("$APPS")
-for _ in $(seq 100); do grep -q serving "$WORK/apps.out" && break; sleep 0.1; done
+start_helper "$WORK/apps.out" serving serve-apps "$WORK/apps" 1100
 printf 'listen:\n  - address: 127.0.0.1:%s\napps:\n  directory: %s\n  budget: 20s\n' "$PORT" "$WORK/apps" > "$WORK/apps.yaml"
 (ulimit -n 1024; exec "$BIN" --config "$WORK/apps.yaml" 2>"$WORK/apps.log") &
 DAEMON=$!
@@ -328,7 +335,7 @@ for _ in 1 2 3 4; do
 done
 livez=$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "$URL/livez")
 stop_daemon
-kill -TERM "$APPS"
+stop_helpers
 if [ "$ups" = "1100 1100 1100 1100 " ] && [ "$most" -le $((1024 - 256)) ] && [ "$livez" = 200 ] \
     && ! grep -qi "too many open files" "$WORK/apps.log"; then
     ok "16. 1,100 applications under a 1,024-descriptor limit: all up in each of 4 scrapes, at most $most descriptors open, /livez $livez"
@@ -338,16 +345,14 @@ else not_ok "16. more applications than descriptors" "up per scrape: $ups; at mo
 # Before: asked in name order, 60 sockets that never answer held the 16 request slots for their whole
 # timeout (2 s) until the budget (5 s) was spent, and three healthy applications were down at every scrape.
 rm -rf "$WORK/apps" && mkdir "$WORK/apps"
-$FAULTS hang-apps "$WORK/apps" 60 > "$WORK/hanging.out" &
-PIDS+=("$!")
-$FAULTS serve-apps "$WORK/apps" 3 > "$WORK/apps.out" &
-PIDS+=("$!")
-for _ in $(seq 100); do grep -q hanging "$WORK/hanging.out" && grep -q serving "$WORK/apps.out" && break; sleep 0.1; done
+start_helper "$WORK/hanging.out" hanging hang-apps "$WORK/apps" 60
+start_helper "$WORK/apps.out" serving serve-apps "$WORK/apps" 3
 printf 'listen:\n  - address: 127.0.0.1:%s\napps:\n  directory: %s\n' "$PORT" "$WORK/apps" > "$WORK/hanging.yaml"
 start_daemon "$WORK/hanging.yaml" "$WORK/hanging.log"
 ups=""
 for _ in 1 2 3; do ups+="$(curl -s --max-time 30 "$URL/metrics" | grep -c '^weave_app_up{app="app-.*} 1$') "; done
 stop_daemon
+stop_helpers
 if [[ "$ups" == *" 3 3 " ]]; then ok "17. 60 applications that never answer: the 3 healthy ones are up from the second scrape on (up per scrape: $ups)"
 else not_ok "17. applications that hang starve the others" "healthy applications up per scrape: $ups"; fi
 
@@ -356,22 +361,22 @@ else not_ok "17. applications that hang starve the others" "healthy applications
 # 3.7 MB each took the (release) daemon to 639 MB resident (the answers, then the merged 284 MB), which the
 # unit's MemoryMax=256M answers with the OOM killer; three scrapes at once each held as much.
 rm -rf "$WORK/apps" && mkdir "$WORK/apps"
-$FAULTS serve-apps "$WORK/apps" 40 150000 > "$WORK/apps.out" &
-APPS=$!
-PIDS+=("$APPS")
-for _ in $(seq 300); do grep -q serving "$WORK/apps.out" && break; sleep 0.1; done
+start_helper "$WORK/apps.out" serving serve-apps "$WORK/apps" 40 150000
 printf 'listen:\n  - address: 127.0.0.1:%s\napps:\n  directory: %s\n  timeout: 20s\n  budget: 30s\n' "$PORT" "$WORK/apps" > "$WORK/large.yaml"
 start_daemon "$WORK/large.yaml" "$WORK/large.log"
 # Three Prometheus servers at once: they share one reading of the applications.
-for scraper in 1 2 3; do curl -s --max-time 60 -o "$WORK/large-$scraper.txt" -w '%{http_code}\n' "$URL/metrics" > "$WORK/large-$scraper.code" & done
-wait $(jobs -p | tail -3)
+scrapers=()
+for scraper in 1 2 3; do
+    curl -s --max-time 60 -o "$WORK/large-$scraper.txt" -w '%{http_code}\n' "$URL/metrics" > "$WORK/large-$scraper.code" &
+    scrapers+=("$!")
+done
+wait "${scrapers[@]}"
 code=$(cat "$WORK"/large-*.code | sort -u | tr '\n' ' ')
-cp "$WORK/large-1.txt" "$WORK/large.txt"
-up=$(grep -c '^weave_app_up{.*} 1$' "$WORK/large.txt")
-over=$(grep -c '^weave_app_up{.*} 0$' "$WORK/large.txt")
+up=$(grep -c '^weave_app_up{.*} 1$' "$WORK/large-1.txt")
+over=$(grep -c '^weave_app_up{.*} 0$' "$WORK/large-1.txt")
 peak=$(awk '/^VmHWM/ { print $2 }' "/proc/$DAEMON/status")
 stop_daemon
-kill -TERM "$APPS"
+stop_helpers
 if [ "$code" = "200 " ] && [ "$up" -ge 1 ] && [ $((up + over)) -eq 40 ] && is_number "$peak" && [ "$peak" -lt $((256 * 1024)) ] \
     && grep -q "max_scrape_bytes" "$WORK/large.log"; then
     ok "18. 40 applications answering 150,000 series (3.9 MB) each, scraped by 3 at once: $up kept, $over down for max_scrape_bytes, peak RSS $((peak / 1024)) MiB"
