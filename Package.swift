@@ -66,7 +66,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .testTarget(name: "WeaveAppEndpointTests", dependencies: ["WeaveAppEndpoint", "WeaveTestSupport"]),
+        .testTarget(name: "WeaveAppEndpointTests", dependencies: [
+            "WeaveAppEndpoint", "WeaveTestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
         // libsystemd (Debian libsystemd-dev), called directly: journald, sd_notify, socket activation.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(
@@ -74,7 +76,10 @@ let package = Package(
             dependencies: ["CSystemd", "WeaveSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "WeaveSystemdTests", dependencies: ["WeaveSystemd"]),
-        .testTarget(name: "WeaveHealthdTests", dependencies: ["weave-healthd", "WeaveDI", "WeaveHealth", "WeaveHealthServer", "WeaveAppEndpoint", "WeaveTestSupport"]),
+        .testTarget(name: "WeaveHealthdTests", dependencies: [
+            "weave-healthd", "WeaveDI", "WeaveHealth", "WeaveHealthServer", "WeaveAppEndpoint", "WeaveTestSupport",
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
         .executableTarget(
             name: "weave-healthd",
             dependencies: [

@@ -41,6 +41,7 @@ public final class AppEndpoint: Service, Sendable {
         self.monitor = monitor
         let listeners = configuration.listeners(for: identity)
         var server = HealthServerConfiguration(listeners: listeners, detailsPolicy: configuration.details,
+                                               unixSocketDetailsPolicy: configuration.socketDetails,
                                                bearerToken: configuration.bearerToken)
         server.maxConnections = configuration.maxConnections
         server.reservedConnections = min(server.reservedConnections, configuration.maxConnections / 4)

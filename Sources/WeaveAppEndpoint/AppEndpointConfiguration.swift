@@ -25,9 +25,15 @@ extension AppEndpoint {
         public var socketMode: UInt32
         /// A TCP listener as well, such as `127.0.0.1:9400`.
         public var tcp: (host: String, port: Int)?
-        /// Whether health bodies carry each check's reason. Private (`.never`) unless the application
-        /// opts in: the reasons of an application's checks go to its log.
+        /// Whether health bodies carry each check's reason on the TCP listener and on the routes
+        /// mounted in the application's own router. Private (`.never`) unless the application opts
+        /// in: the reasons of an application's checks go to its log.
         public var details: DetailsPolicy
+        /// Whether they carry it on the Unix socket, which only the application's user and the
+        /// socket's group (the daemon's, `weave`) can open: `.always` by default, so the daemon
+        /// shows the host's operator why a check is degraded or failing. The daemon's own
+        /// `details:` then decides what its clients see.
+        public var socketDetails: DetailsPolicy
         /// The bearer token when `details` is `.whenAuthorized`.
         public var bearerToken: String?
         /// Interval, timeout and damping of checks that have no settings of their own.
@@ -41,13 +47,14 @@ extension AppEndpoint {
         public var resolveBuckets: ResolveBuckets
 
         public init(socket: Socket = .discoverable(), socketMode: UInt32 = 0o660, tcp: (host: String, port: Int)? = nil,
-                    details: DetailsPolicy = .never, bearerToken: String? = nil,
+                    details: DetailsPolicy = .never, socketDetails: DetailsPolicy = .always, bearerToken: String? = nil,
                     healthCheckDefaults: HealthCheckSettings = HealthCheckSettings(), maxConnections: Int = 64,
                     watchesMemoryPressure: Bool = true, resolveBuckets: ResolveBuckets = .all) {
             self.socket = socket
             self.socketMode = socketMode
             self.tcp = tcp
             self.details = details
+            self.socketDetails = socketDetails
             self.bearerToken = bearerToken
             self.healthCheckDefaults = healthCheckDefaults
             self.maxConnections = max(maxConnections, 4)

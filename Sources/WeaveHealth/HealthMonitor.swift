@@ -120,8 +120,8 @@ public actor HealthMonitor {
     private func runChecks(_ checks: [(String, any HealthCheckable)]) async {
         let timed = checks.map { ($0.0, $0.1, settings(for: $0.0).timeout) }
         let limit = maxConcurrentChecks
-        let results = await withTaskGroup(of: (String, HealthStatus, Duration).self) { group in
-            var results: [(String, HealthStatus, Duration)] = []
+        let results = await withTaskGroup(of: (String, HealthStatus?, Duration).self) { group in
+            var results: [(String, HealthStatus?, Duration)] = []
             results.reserveCapacity(timed.count)
             for (index, (name, check, timeout)) in timed.enumerated() {
                 if index >= limit, let finished = await group.next() { results.append(finished) }
@@ -134,7 +134,9 @@ public actor HealthMonitor {
             return results
         }
         let now = ContinuousClock.now
-        for (name, status, duration) in results {
+        // A check cut short by cancellation (shutdown) has no result: its record, and its state,
+        // stay as they were, and no transition is logged.
+        for case (let name, let status?, let duration) in results {
             apply(status, to: name, duration: duration)
             let interval = settings(for: name).interval
             due[name] = now + interval + interval * Double.random(in: 0..<0.1)
@@ -149,15 +151,15 @@ public actor HealthMonitor {
     }
 
     /// Runs `check`, giving up after `timeout` even if the check never returns or ignores cancellation.
-    /// Cancelling the caller cancels the check (an exec check kills its process) and returns at once,
-    /// so shutdown never waits for a check.
-    static func runOne(_ check: any HealthCheckable, timeout: Duration) async -> (HealthStatus, Duration) {
+    /// Cancelling the caller cancels the check (an exec check kills its process) and returns at once
+    /// with no status (nil), so shutdown never waits for a check and is never a check's result.
+    static func runOne(_ check: any HealthCheckable, timeout: Duration) async -> (HealthStatus?, Duration) {
         let clock = ContinuousClock()
         let start = clock.now
-        let running = Locked<(outcome: OneShot<HealthStatus>?, work: Task<Void, Never>?, timer: Task<Void, Never>?)>((nil, nil, nil))
-        let cancelled = HealthStatus.unhealthy(error: CancellationError())
+        let running = Locked<(outcome: OneShot<HealthStatus?>?, work: Task<Void, Never>?, timer: Task<Void, Never>?)>((nil, nil, nil))
+        let cancelled: HealthStatus? = nil
         let status = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<HealthStatus, Never>) in
+            await withCheckedContinuation { (continuation: CheckedContinuation<HealthStatus?, Never>) in
                 let outcome = OneShot(continuation)
                 let work = Task {
                     let status = await check.healthCheck()

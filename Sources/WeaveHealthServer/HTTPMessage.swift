@@ -7,6 +7,10 @@ public struct HealthRequest: Sendable {
     /// Query parameters; a bare `?verbose` has the value "".
     public var query: [(String, String)]
     public var headers: [(String, String)]
+    /// Whether it came to one of the server's Unix socket listeners (which
+    /// `HealthServerConfiguration.unixSocketDetailsPolicy` governs); routes mounted in an
+    /// application's own router leave it false.
+    public var viaUnixSocket = false
 
     public init(method: String, uri: String, headers: [(String, String)] = []) {
         self.method = method

@@ -25,6 +25,8 @@ final class HealthHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let deadlines: ConnectionDeadlines
     /// Whether this connection is in the limiter's reserve: only probes are answered on it.
     private let probesOnly: Bool
+    /// Whether this connection came to a Unix socket listener (its requests say so to the router).
+    private let viaUnixSocket: Bool
     private var head: HTTPRequestHead?
     private var bodyBytes = 0
     /// The current request was answered already (rejected, or answered on its head): ignore the rest of it.
@@ -34,11 +36,12 @@ final class HealthHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// A marker header on answers that must not be compressed (HEAD: the length of the identity body).
     static let noCompressionHeader = "x-weave-no-compression"
 
-    init(router: HealthRouter, role: ListenerRole, deadlines: ConnectionDeadlines, probesOnly: Bool) {
+    init(router: HealthRouter, role: ListenerRole, deadlines: ConnectionDeadlines, probesOnly: Bool, viaUnixSocket: Bool) {
         self.router = router
         self.role = role
         self.deadlines = deadlines
         self.probesOnly = probesOnly
+        self.viaUnixSocket = viaUnixSocket
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -93,7 +96,9 @@ final class HealthHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func request(_ head: HTTPRequestHead) -> HealthRequest {
-        HealthRequest(method: head.method.rawValue, uri: head.uri, headers: head.headers.map { ($0.name, $0.value) })
+        var request = HealthRequest(method: head.method.rawValue, uri: head.uri, headers: head.headers.map { ($0.name, $0.value) })
+        request.viaUnixSocket = viaUnixSocket
+        return request
     }
 
     /// Answers now if the client has read what came before, else once it has.

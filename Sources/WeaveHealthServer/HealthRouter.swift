@@ -96,7 +96,9 @@ public struct HealthRouter: Sendable {
     // MARK: /health
 
     private func showsDetails(_ request: HealthRequest, _ configuration: HealthServerConfiguration) -> Bool {
-        switch configuration.detailsPolicy {
+        let policy = request.viaUnixSocket ? configuration.unixSocketDetailsPolicy ?? configuration.detailsPolicy
+                                           : configuration.detailsPolicy
+        switch policy {
         case .always: return true
         case .never: return false
         case .whenAuthorized:

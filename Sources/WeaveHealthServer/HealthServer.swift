@@ -9,8 +9,13 @@ import WeaveDI
 import WeaveSupport
 
 /// The HTTP server of the health endpoints, as a swift-service-lifecycle `Service`: `run()` binds
-/// the listeners (or adopts sockets passed in), serves until graceful shutdown, then fails
-/// readiness, stops accepting, lets in-flight requests finish, and returns.
+/// the listeners (or adopts sockets passed in), serves until graceful shutdown, then removes its
+/// Unix socket files, fails readiness, stops accepting, lets in-flight requests finish, and returns.
+///
+/// Only a graceful shutdown removes the socket files. Any other end (cancellation because another
+/// service of the group failed, a bind that failed, a crash) leaves them: a socket nobody listens
+/// on is how a failed application stays visible to weave-healthd as down, with the reason, instead
+/// of vanishing. The next start replaces such a leftover.
 public final class HealthServer: Service, Sendable {
     public let router: HealthRouter
     private let group: any EventLoopGroup
@@ -38,8 +43,6 @@ public final class HealthServer: Service, Sendable {
     public var boundListeners: [String]? { boundAddresses.withLock { $0 } }
 
     public func run() async throws {
-        // Each only while it is still the socket bound here: another process may have bound the path since.
-        defer { for file in socketFiles.withLock({ $0 }) { file.remove() } }
         // One quiescing helper per listening channel: each tracks the connections of one server channel.
         var helpers: [ServerQuiescingHelper] = []
         var channels: [any Channel] = []
@@ -72,7 +75,10 @@ public final class HealthServer: Service, Sendable {
             } onCancel: {
                 quiesce()
             }
-        } onGracefulShutdown: { [router, logger] in
+        } onGracefulShutdown: { [router, logger, socketFiles] in
+            // First, so a reader finds no socket (it left) rather than one that refuses (it is down).
+            // Each only while it is still the socket bound here: another process may have bound the path since.
+            for file in socketFiles.withLock({ $0 }) { file.remove() }
             router.lifecycle.markStopping()
             logger.info("Graceful shutdown: readiness fails, in-flight requests finish")
             quiesce()
@@ -111,7 +117,9 @@ public final class HealthServer: Service, Sendable {
                         head.headers.remove(name: HealthHTTPHandler.noCompressionHeader)
                         return .doNotCompress
                     }))
-                    try sync.addHandler(HealthHTTPHandler(router: router, role: role, deadlines: deadlines, probesOnly: probesOnly))
+                    let viaUnixSocket = if case .unixDomainSocket = channel.localAddress { true } else { false }
+                    try sync.addHandler(HealthHTTPHandler(router: router, role: role, deadlines: deadlines, probesOnly: probesOnly,
+                                                          viaUnixSocket: viaUnixSocket))
                 }
             }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)

@@ -60,6 +60,10 @@ public enum DetailsPolicy: String, Sendable, CaseIterable {
 public struct HealthServerConfiguration: Sendable {
     public var listeners: [Listener]
     public var detailsPolicy: DetailsPolicy
+    /// The policy for requests that came to a Unix socket listener; nil: `detailsPolicy`. An
+    /// application's endpoint sets `.always`: its socket (mode 0660) reaches only its own user and
+    /// the socket's group (the daemon's), so reasons reach the host's operator without being public.
+    public var unixSocketDetailsPolicy: DetailsPolicy?
     /// The bearer token for `.whenAuthorized`.
     public var bearerToken: String?
     /// HTTP status for `/health` by aggregate: pass, warn, fail.
@@ -77,7 +81,8 @@ public struct HealthServerConfiguration: Sendable {
     public var maxConnections: Int
     public var reservedConnections: Int
 
-    public init(listeners: [Listener], detailsPolicy: DetailsPolicy? = nil, bearerToken: String? = nil,
+    public init(listeners: [Listener], detailsPolicy: DetailsPolicy? = nil, unixSocketDetailsPolicy: DetailsPolicy? = nil,
+                bearerToken: String? = nil,
                 statusCodes: (pass: Int, warn: Int, fail: Int) = (200, 200, 503), maxHeaderBytes: Int = 8_192,
                 maxBodyBytes: Int = 4_096, requestTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60),
                 maxConnections: Int = 512, reservedConnections: Int = 16) {
@@ -85,6 +90,7 @@ public struct HealthServerConfiguration: Sendable {
         // Details by default only where every listener is local; with no listener of its own (routes
         // mounted in an application's router) nobody can say who asks, so none.
         self.detailsPolicy = detailsPolicy ?? (!listeners.isEmpty && listeners.allSatisfy(\.isLocal) ? .always : .never)
+        self.unixSocketDetailsPolicy = unixSocketDetailsPolicy
         self.bearerToken = bearerToken
         self.statusCodes = statusCodes
         self.maxHeaderBytes = maxHeaderBytes

@@ -5,12 +5,17 @@ enum ProbeError: Error, CustomStringConvertible {
     case unreachable(String)
     case timedOut(String)
     case badResponse(String)
+    /// `--check` named a check the daemon does not have: a mistake in the command (a typo in an
+    /// `ExecCondition=`), not an outage.
+    case unknownChecks([String], known: [String])
 
     var description: String {
         switch self {
         case .unreachable(let text): "unreachable: \(text)"
         case .timedOut(let text): "timed out: \(text)"
         case .badResponse(let text): "bad response: \(text)"
+        case .unknownChecks(let names, let known):
+            "no check named \(names.joined(separator: ", ")) (known: \(known.isEmpty ? "none" : known.joined(separator: ", ")))"
         }
     }
 }

@@ -10,6 +10,10 @@ enum Probe {
         do {
             let (report, document) = try ask(http, options.mode, target: target, start: start)
             return finish(report, document: document, options, color: color)
+        } catch .unknownChecks(let names, let known) {
+            // A usage error: 64 (EX_USAGE), or UNKNOWN for Nagios; never "unhealthy".
+            write("weave-health: \(ProbeError.unknownChecks(names, known: known))\n", to: 2)
+            return options.output == .nagios ? 3 : 64
         } catch {
             let elapsed = clock.now - start
             // Nagios: a bad answer is UNKNOWN; no answer at all (unreachable, timed out) is CRITICAL.
@@ -57,15 +61,9 @@ enum Probe {
             }
             let document = try HealthDocument(reply.body)
             guard case .checks(let names) = mode else { return (report(document.status, document.checks), document) }
-            var selected: [CheckResult] = []
-            for name in names {
-                guard let check = document.checks.first(where: { $0.name == name }) else {
-                    let known = document.checks.map(\.name).joined(separator: ", ")
-                    selected.append(CheckResult(name: name, state: .fail, output: "no such check (known: \(known.isEmpty ? "none" : known))"))
-                    continue
-                }
-                selected.append(check)
-            }
+            let unknown = names.filter { name in !document.checks.contains { $0.name == name } }
+            guard unknown.isEmpty else { throw .unknownChecks(unknown, known: document.checks.map(\.name)) }
+            let selected = names.compactMap { name in document.checks.first { $0.name == name } }
             return (report(selected.map(\.state).max() ?? .pass, selected), document)
         }
     }

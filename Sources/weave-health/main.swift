@@ -23,8 +23,9 @@ let help = """
     TIMEOUTS --connect-timeout 1s (default), --timeout 3s (the whole probe, default)
 
     Exit status: 0 healthy or degraded (--strict: degraded is 1); 1 unhealthy, unreachable,
-    timed out or a bad response; 64 usage error.
-    With --nagios: 0 OK, 1 WARNING, 2 CRITICAL (also unreachable and timeouts), 3 UNKNOWN.
+    timed out or a bad response; 64 usage error, such as a --check name the daemon does not have.
+    With --nagios: 0 OK, 1 WARNING, 2 CRITICAL (also unreachable and timeouts), 3 UNKNOWN (also an
+    unknown --check name).
 
     top (or stats) reads /metrics and lists the slowest services by p50/p99 resolve time, with
     error counts and health; --watch refreshes it every 2 s (or SECONDS). From a daemon that

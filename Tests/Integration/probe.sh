@@ -41,7 +41,11 @@ probe 0 "degraded check" --url "$URL" --check meh
 probe 1 "degraded check with --strict" --url "$URL" --check meh --strict
 probe 1 "unhealthy check" --url "$URL" --check broken
 probe 1 "several checks in one run, one unhealthy" --url "$URL" --check good --check broken
-probe 1 "an unknown check" --url "$URL" --check nope
+probe 64 "an unknown check is a usage error, not an outage" --url "$URL" --check nope
+probe 64 "one unknown among known checks" --url "$URL" --check good --check nope
+probe 3 "an unknown check with --nagios is UNKNOWN" --url "$URL" --nagios --check nope
+expect "an unknown check is named, with the known ones, on standard error" \
+    bash -c "'$PROBE' --url '$URL' --check nope 2>&1 >/dev/null | grep -q 'no check named nope (known: .*good'"
 probe 1 "overall (one check unhealthy)" --url "$URL"
 probe 0 "liveness ignores downstream checks" --url "$URL" --live
 probe 0 "over the Unix socket" --unix "$WORK/health.sock" --check good

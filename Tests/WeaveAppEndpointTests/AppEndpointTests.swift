@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import ServiceLifecycle
 import Testing
 import WeaveAppEndpoint
 import WeaveDI
@@ -91,11 +93,30 @@ private func waitUntilServing(_ endpoint: AppEndpoint) async throws {
         #expect(health.contains("\"status\":\"warn\""))
         #expect(health.contains("\"serviceId\":\"orders/v2\""))
         #expect(health.contains("\"instance\":\"host-a\""))
-        #expect(!health.contains("secret reason"), "details are private unless the application opts in")
+        #expect(health.contains("secret reason"), "the private socket carries reasons to the daemon")
+        let mounted = await endpoint.router.handle(HealthRequest(method: "GET", uri: "/health"))
+        #expect(mounted.status == 200 && !String(buffer: mounted.body).contains("secret reason"),
+                "routes mounted in the application's router are private unless the application opts in")
 
         running.cancel()
         _ = try? await running.value
-        #expect(stat(socketPath, &status) != 0, "the socket is removed when the endpoint stops")
+        #expect(stat(socketPath, &status) == 0, "an endpoint cancelled, not shut down, leaves its socket: the daemon reads it as down")
+        await #expect(throws: POSIXError(.ECONNREFUSED), "nobody listens on it") { try await get("/livez", socketPath: socketPath) }
+    }
+
+    /// Only a graceful shutdown (SIGTERM in a `ServiceGroup`) removes the socket: the application left.
+    @Test func aGracefulShutdownRemovesTheSocket() async throws {
+        let directory = NSTemporaryDirectory() + "weave-apps-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let endpoint = AppEndpoint(container: Container(), identity: ServiceIdentity(serviceID: "orders", description: "", version: "1"),
+                                   configuration: .init(socket: .discoverable(directory: directory), watchesMemoryPressure: false))
+        let group = ServiceGroup(services: [endpoint], logger: Logger(label: "test"))
+        let running = Task { try await group.run() }
+        try await waitUntilServing(endpoint)
+        #expect(FileManager.default.fileExists(atPath: directory + "/orders.sock"))
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(!FileManager.default.fileExists(atPath: directory + "/orders.sock"))
     }
 
     @Test func anAnswerLargerThanTheDefaultSendBufferGoesOutAtOnce() async throws {
@@ -139,7 +160,8 @@ private func waitUntilServing(_ endpoint: AppEndpoint) async throws {
         }
         let socketPath = directory + "/orders.sock"
         let first = endpoint("first")
-        let firstRunning = Task { try await first.run() }
+        let firstGroup = ServiceGroup(services: [first], logger: Logger(label: "test"))
+        let firstRunning = Task { try await firstGroup.run() }
         try await waitUntilServing(first)
         let second = endpoint("second")
         let secondRunning = Task { try await second.run() }
@@ -151,9 +173,9 @@ private func waitUntilServing(_ endpoint: AppEndpoint) async throws {
         _ = try? await secondRunning.value
         #expect(try await get("/health", socketPath: socketPath).contains("\"instance\":\"first\""),
                 "the second instance's stop leaves the first's socket")
-        firstRunning.cancel()
+        await firstGroup.triggerGracefulShutdown()
         _ = try? await firstRunning.value
-        #expect(!FileManager.default.fileExists(atPath: socketPath), "the first removes its own socket")
+        #expect(!FileManager.default.fileExists(atPath: socketPath), "the first removes its own socket when it stops gracefully")
     }
 
     /// A socket file nobody listens on (a crashed instance's) is replaced; and a file that is no

@@ -71,6 +71,67 @@ private final class Scripted: HealthCheckable {
         #expect(report.statuses["SlowDisk"]?.reason == "3% free")
     }
 
+    /// A health round is not a resolve: after a known number of resolves, rounds of checks leave
+    /// the counts and both latency histograms exactly where the application's resolves put them,
+    /// for sync, async and cached shared services alike.
+    @Test func healthRoundsAddNothingToTheResolveCounts() async throws {
+        let container = Container()
+        container.register(Database.self, scope: .singleton) { Database() }
+        container.register(SlowDisk.self, scope: .cached) { () async throws -> SlowDisk in SlowDisk() }
+        for _ in 0..<7 { _ = container.resolve(Database.self) }
+        for _ in 0..<3 { _ = try await container.resolveAsync(SlowDisk.self) }
+        let before = container.statistics()
+        let monitor = HealthMonitor(container: container)
+        for _ in 0..<5 { _ = await monitor.checkAll() }
+        #expect(await monitor.report.statuses["Database"]?.state == .healthy)
+        let after = container.statistics()
+        for (service, resolves) in [("Database", UInt64(7)), ("SlowDisk", 3)] {
+            let (was, now) = try (#require(before[service]), #require(after[service]))
+            #expect(now.resolutions == resolves)
+            #expect(now.instancesCreated == 1)
+            #expect(now.cachedHitLatency == was.cachedHitLatency)
+            #expect(now.factoryLatency == was.factoryLatency)
+        }
+    }
+
+    /// A shared service nothing resolved yet is made by the first round: its creation is counted,
+    /// as the factory did run, but no resolve is.
+    @Test func aServiceMadeForItsCheckCountsACreationAndNoResolve() async throws {
+        let container = Container()
+        container.register(Database.self, scope: .singleton) { Database() }
+        let monitor = HealthMonitor(container: container)
+        for _ in 0..<3 { _ = await monitor.checkAll() }
+        let database = try #require(container.statistics()["Database"])
+        #expect(database.resolutions == 0)
+        #expect(database.instancesCreated == 1)
+        #expect(database.factoryLatency.count == 1)
+    }
+
+    /// Shutdown cancels a round; a check cut short by it has no result: no record, no transition
+    /// (it used to be recorded, and logged, as unhealthy with a CancellationError at every stop).
+    @Test func aRoundCancelledByShutdownRecordsNothing() async throws {
+        let monitor = HealthMonitor(container: Container())
+        await monitor.register("quick") { .healthy }
+        _ = await monitor.checkAll()
+        await monitor.register("slow") {
+            try? await Task.sleep(for: .seconds(30))
+            return .healthy
+        }
+        let transitions = await monitor.transitions()
+        let round = Task { await monitor.checkAll() }
+        try await Task.sleep(for: .milliseconds(100))
+        round.cancel()
+        let report = await round.value
+        #expect(report.checks["slow"] == nil)
+        #expect(report.statuses["quick"]?.state == .healthy)
+        await monitor.unregister("slow")
+        await monitor.register("after") { .degraded(reason: "a real result") }
+        _ = await monitor.checkAll()
+        var iterator = transitions.makeAsyncIterator()
+        let first = await iterator.next()
+        #expect(first?.name == "after", "the first transition after the cancelled round is the next real one")
+    }
+
     @Test func aHangingCheckTimesOutWithoutDelayingTheOthers() async {
         let monitor = HealthMonitor(container: Container(), defaultSettings: HealthCheckSettings(timeout: .milliseconds(100)))
         await monitor.register("hangs") {

@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import NIOPosix
+import ServiceLifecycle
 import Testing
 import WeaveAppEndpoint
 import WeaveDI
@@ -50,17 +52,20 @@ private final class Store: HealthCheckable {
 @Suite struct AppFleetTests {
     let directory = NSTemporaryDirectory() + "weave-fleet-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
 
-    private func startApp(_ name: String) async throws -> (AppEndpoint, Task<Void, any Error>) {
+    /// An application's endpoint in a `ServiceGroup` of its own, as an application runs it: the
+    /// group's graceful shutdown is its SIGTERM; cancelling the task is a failure elsewhere in it.
+    private func startApp(_ name: String) async throws -> (ServiceGroup, Task<Void, any Error>) {
         let container = Container()
         container.register("store", (any HealthCheckable).self, scope: .singleton) { Store() }
         _ = container.resolve("store", (any HealthCheckable).self)
         let endpoint = AppEndpoint(container: container, identity: ServiceIdentity(serviceID: name, description: "", version: "1"),
                                    configuration: .init(socket: .discoverable(directory: directory), watchesMemoryPressure: false))
-        let task = Task { try await endpoint.run() }
+        let group = ServiceGroup(services: [endpoint], logger: Logger(label: "test"))
+        let task = Task { try await group.run() }
         for _ in 0..<2_000 where endpoint.boundListeners == nil || !endpoint.router.lifecycle.isStarted {
             try await Task.sleep(for: .milliseconds(5))
         }
-        return (endpoint, task)
+        return (group, task)
     }
 
     /// A socket that accepts and then does what `behaviour` says, instead of HTTP, until `stop`.
@@ -117,7 +122,8 @@ private final class Store: HealthCheckable {
     @Test func aggregatesAppsAndIsolatesTheBrokenOnes() async throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let (_, orders) = try await startApp("orders")
-        let (_, billing) = try await startApp("billing")
+        let (billingGroup, billing) = try await startApp("billing")
+        let (_, payments) = try await startApp("payments")
         // A peer that is not HTTP, one that sends an endless body, one that never answers, and a killed app's socket.
         let garbage = try startImpostor("garbage") { client in
             _ = "SSH-2.0-OpenSSH_9.2\r\n".withCString { send(client, $0, strlen($0), 0) }
@@ -140,13 +146,13 @@ private final class Store: HealthCheckable {
         let configuration = AppsConfiguration(directory: directory, timeout: .milliseconds(700), budget: .seconds(2),
                                               maxResponseBytes: 1 << 20)
         let fleet = AppFleet(configuration: configuration, group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16))
-        #expect(fleet.targets().map(\.name) == ["billing", "garbage", "huge", "killed", "orders", "silent"])
+        #expect(fleet.targets().map(\.name) == ["billing", "garbage", "huge", "killed", "orders", "payments", "silent"])
 
         let start = ContinuousClock.now
         let scrapes = await fleet.scrape()
         #expect(ContinuousClock.now - start < .seconds(2) + .milliseconds(500), "the budget bounds a scrape")
         let up = Dictionary(uniqueKeysWithValues: scrapes.map { ($0.target.name, $0.families != nil) })
-        #expect(up == ["billing": true, "garbage": false, "huge": false, "killed": false, "orders": true, "silent": false])
+        #expect(up == ["billing": true, "garbage": false, "huge": false, "killed": false, "orders": true, "payments": true, "silent": false])
 
         let text = String(decoding: Exposition.render(await AppMetrics { fleet }.collect(), format: .prometheusText), as: UTF8.self)
         #expect(text.contains("weave_health_status{app=\"orders\",check=\"store\",state=\"degraded\"} 1"))
@@ -163,11 +169,19 @@ private final class Store: HealthCheckable {
         #expect(records["huge"]?.status.reason?.contains("larger than") == true, "\(records["huge"]?.status.reason ?? "")")
         #expect(records["silent"]?.status.reason?.contains("no complete response") == true, "\(records["silent"]?.status.reason ?? "")")
 
-        // An application that stops removes its socket: it leaves, with its components.
-        billing.cancel()
+        // An application that stops gracefully removes its socket: it leaves, with its components.
+        await billingGroup.triggerGracefulShutdown()
         _ = try? await billing.value
+        // One that ends otherwise (cancelled because another service of its group failed) leaves
+        // its socket: it is down, with the reason, not gone.
+        payments.cancel()
+        _ = try? await payments.value
         _ = await fleet.scrape()
+        await fleet.refreshHealth()
         #expect(!fleet.healthRecords().contains { $0.name.hasPrefix("billing") })
+        let failed = fleet.healthRecords().first { $0.name == "payments" }
+        #expect(failed?.status.state == .unhealthy && failed?.status.reason?.contains("connection refused") == true,
+                "\(failed?.status.reason ?? "no record")")
         orders.cancel()
         _ = try? await orders.value
     }

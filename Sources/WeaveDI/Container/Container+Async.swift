@@ -16,8 +16,9 @@ extension Container {
         try await resolveAwaiting(type, name: name)
     }
 
-    func resolveAwaiting<T>(_ type: T.Type, name: String?) async throws(ResolutionError) -> T {
-        let (owner, found) = try find(type, name: name)
+    /// `counted`: as `find`'s; `true` leaves this container's resolve count alone (a health round's look-up).
+    func resolveAwaiting<T>(_ type: T.Type, name: String?, counted: Bool = false) async throws(ResolutionError) -> T {
+        let (owner, found) = try find(type, name: name, counted: counted)
         switch found {
         case .instance(let instance, _):
             return instance

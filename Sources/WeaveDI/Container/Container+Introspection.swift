@@ -33,8 +33,9 @@ extension Container {
 
 extension Container {
     /// The instances of this container's shared-scope services, by name (the registration name, else
-    /// the type's name), made if nothing has resolved them yet (async factories awaited), through the
-    /// counted, timed path. Transient services are left out. For health monitors.
+    /// the type's name), made if nothing has resolved them yet (async factories awaited). Reading them
+    /// is not a resolve: it adds nothing to the resolve counts or latency histograms; making one counts
+    /// as its creation only. Transient services are left out. For health monitors.
     package func sharedInstances() async -> [(name: String, instance: Any)] {
         let registrations = lock.withReadLock { _ in table.all }
         var instances: [(name: String, instance: Any)] = []

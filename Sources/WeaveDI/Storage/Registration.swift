@@ -31,7 +31,10 @@ class AnyRegistration: @unchecked Sendable {
     /// Call under the container's write lock.
     func takeInstance() -> Any? { nil }
 
-    /// The shared instance, resolved (made if a synchronous factory can); `nil` for transient scopes.
+    /// The shared instance (made if a synchronous factory can), for a health round: reading it is not
+    /// a resolve, so it adds nothing to the resolve count or the latency histograms. An instance
+    /// nothing has made yet is made here; that factory run is counted as the creation it is
+    /// (`instancesCreated`, the factory histogram), not as a resolve. `nil` for transient scopes.
     func sharedInstance(in container: Container) -> Any? { nil }
     /// `sharedInstance`, but an async factory's instance not made yet is made (awaited) too.
     func sharedInstanceMakingAsync(in container: Container) async -> Any? { sharedInstance(in: container) }
@@ -129,14 +132,14 @@ final class Registration<Value>: AnyRegistration, @unchecked Sendable {
             return container.lock.withReadLock { _ in weakInstance }
         case .singleton, .cached:
             if case .async = maker { return container.lock.withReadLock { _ in instance } }
-            // Through the counted, timed path: health rounds show up in the container's statistics.
-            return try? container.resolveValue(Value.self, name: key.name)
+            // `counted: true`: the look-up does not count a resolve (a health round is not one).
+            return try? container.resolveValue(Value.self, name: key.name, counted: true)
         }
     }
 
     override func sharedInstanceMakingAsync(in container: Container) async -> Any? {
         guard case .async = maker, scope == .singleton || scope == .cached else { return sharedInstance(in: container) }
-        return try? await container.resolveAwaiting(Value.self, name: key.name)
+        return try? await container.resolveAwaiting(Value.self, name: key.name, counted: true)
     }
 
     override func takeInstance() -> Any? {

@@ -289,12 +289,21 @@ final class AppFleet: Sendable {
             return previous
         }
         let metadata: Logger.Metadata = ["app": "\(target.name)", "address": "\(target.address)"]
-        if let reason, previous != false {
+        if let reason, previous != false, !isLeaving(target) {
             logger.warning("Application \(target.name) is down: \(reason)",
                            metadata: WeaveEvent.appDown.metadata(metadata.merging(["reason": "\(reason)"]) { $1 }))
         } else if reason == nil, previous != true {
             logger.notice("Application \(target.name) is up at \(target.address)", metadata: WeaveEvent.appUp.metadata(metadata))
         }
+    }
+
+    /// Whether `target` is a discovered socket whose file is gone: an application stopping gracefully
+    /// removes it first, so a request that failed meanwhile is its leaving (logged as such at the
+    /// next listing), not its being down.
+    private func isLeaving(_ target: AppTarget) -> Bool {
+        guard case .unix(let path) = target.address, !configuration.targets.contains(where: { $0.name == target.name }) else { return false }
+        var status = stat()
+        return stat(path, &status) != 0 && errno == ENOENT
     }
 
     /// Forgets applications that are no longer targets (their socket is gone).
