@@ -20,6 +20,8 @@ struct MetricsTable {
     init(exposition: String, includeOwn: Bool = false) {
         var byService: [String: Row] = [:]
         var buckets: [String: [Double: Double]] = [:] // service → le → cumulative count (paths summed)
+        // service → the quantiles its process computed from its finer buckets (within 7.5 %), preferred
+        var quantiles: [String: (p50: Double?, p99: Double?)] = [:]
         func row(_ service: String) -> Row { byService[service] ?? Row(service: service) }
         var own: Set<String> = [] // services without an `app` label: the daemon's own, when others have one
         var aggregated = false
@@ -37,6 +39,12 @@ struct MetricsTable {
             case "weave_resolution_errors_total", "weave_resolution_errors": current.errors += sample.value
             case "weave_slow_resolutions_total", "weave_slow_resolutions": current.slow += sample.value
             case "weave_health_status" where sample.value == 1: current.health = sample.labels["state"]
+            case "weave_resolve_duration_quantile_seconds":
+                switch sample.labels["quantile"] {
+                case "0.5": quantiles[service, default: (nil, nil)].p50 = sample.value
+                case "0.99": quantiles[service, default: (nil, nil)].p99 = sample.value
+                default: continue
+                }
             case "weave_resolve_duration_seconds_bucket":
                 guard let le = sample.labels["le"].flatMap({ $0 == "+Inf" ? Double.infinity : Double($0) }) else { continue }
                 buckets[service, default: [:]][le, default: 0] += sample.value
@@ -52,8 +60,8 @@ struct MetricsTable {
         }
         for (service, cumulative) in buckets {
             let sorted = cumulative.sorted { $0.key < $1.key }
-            byService[service]?.p50 = Self.quantile(0.5, sorted)
-            byService[service]?.p99 = Self.quantile(0.99, sorted)
+            byService[service]?.p50 = quantiles[service]?.p50 ?? Self.quantile(0.5, sorted)
+            byService[service]?.p99 = quantiles[service]?.p99 ?? Self.quantile(0.99, sorted)
         }
         // Health is keyed by check name, statistics by registration ("disk-root (HealthCheckable)"):
         // a check's health joins the row of the registration with its name.
@@ -69,7 +77,8 @@ struct MetricsTable {
     }
 
     /// The `q` quantile of cumulative buckets, interpolated linearly inside its bucket (as
-    /// Prometheus's histogram_quantile does); nil without observations.
+    /// Prometheus's histogram_quantile does); nil without observations. For a source that exports no
+    /// `weave_resolve_duration_quantile_seconds` (an older application).
     static func quantile(_ q: Double, _ buckets: [(key: Double, value: Double)]) -> Double? {
         guard let total = buckets.last?.value, total > 0 else { return nil }
         let rank = q * total

@@ -140,6 +140,25 @@ import Testing
         #expect(MetricsTable(exposition: unlabelled).rows.map(\.service) == ["disk-root"])
     }
 
+    /// The quantiles the application computed from its finer buckets win over interpolating the
+    /// exported ones: a steady 50.1 ms factory read 75 ms (p50) and 99.5 ms (p99) from 1-5-10 buckets.
+    @Test func topPrefersTheApplicationsOwnQuantiles() {
+        let exposition = """
+            weave_resolutions_total{app="orders",dependency="ReportBuilder"} 40
+            weave_resolve_duration_seconds_bucket{app="orders",dependency="ReportBuilder",path="factory",le="0.047"} 0
+            weave_resolve_duration_seconds_bucket{app="orders",dependency="ReportBuilder",path="factory",le="0.056"} 40
+            weave_resolve_duration_seconds_bucket{app="orders",dependency="ReportBuilder",path="factory",le="+Inf"} 40
+            weave_resolve_duration_quantile_seconds{app="orders",dependency="ReportBuilder",quantile="0.5"} 0.0505
+            weave_resolve_duration_quantile_seconds{app="orders",dependency="ReportBuilder",quantile="0.99"} 0.0507
+            weave_resolve_duration_seconds_bucket{app="orders",dependency="Old",path="factory",le="0.047"} 0
+            weave_resolve_duration_seconds_bucket{app="orders",dependency="Old",path="factory",le="0.056"} 10
+            weave_resolve_duration_seconds_bucket{app="orders",dependency="Old",path="factory",le="+Inf"} 10
+            """
+        let rows = Dictionary(uniqueKeysWithValues: MetricsTable(exposition: exposition).rows.map { ($0.service, $0) })
+        #expect(rows["orders/ReportBuilder"]?.p50 == 0.0505 && rows["orders/ReportBuilder"]?.p99 == 0.0507)
+        #expect(abs((rows["orders/Old"]?.p50 ?? 0) - 0.0515) < 1e-9, "no quantiles: the buckets, interpolated")
+    }
+
     @Test func quantilesInterpolateInsideTheirBucket() {
         let buckets: [(key: Double, value: Double)] = [(0.001, 50), (0.01, 90), (0.1, 100), (.infinity, 100)]
         #expect(MetricsTable.quantile(0.5, buckets) == 0.001)

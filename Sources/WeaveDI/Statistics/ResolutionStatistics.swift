@@ -1,7 +1,10 @@
 /// A latency histogram: counts per bucket (upper bounds `LatencyHistogram.bounds`, then +Inf) and the sum.
 public struct LatencyHistogram: Sendable, Equatable {
-    /// Upper bounds in seconds, 1 µs to 10 s; the last bucket (+Inf) has none.
+    /// Upper bounds in seconds, 1 µs to 10 s, 24 a decade (`LatencyBuckets`); the last bucket (+Inf) has none.
     public static var bounds: [Double] { LatencyBuckets.boundsSeconds }
+    /// The bounds exporters show: every other one of `bounds` (12 a decade, neighbours at most 1.25
+    /// apart), 85 in all. `histogram_quantile` over buckets of these bounds is within 25 % of the truth.
+    public static let exportedBounds: [Double] = stride(from: 0, to: bounds.count, by: 2).map { bounds[$0] }
     /// Observations per bucket, not cumulative; `bounds.count + 1` entries.
     public let bucketCounts: [UInt64]
     /// Sum of all observations, in seconds.
@@ -16,22 +19,40 @@ public struct LatencyHistogram: Sendable, Equatable {
         return bucketCounts.map { running &+= $0; return running }
     }
 
-    /// An estimate of quantile `q` (0...1) by linear interpolation within its bucket; `nil` when empty.
+    /// Counts per exported bucket (`exportedBounds`, then +Inf), not cumulative: each exported bucket
+    /// joins the two buckets between its bound and the previous exported one.
+    public var exportedBucketCounts: [UInt64] {
+        var counts = [bucketCounts[0]]
+        counts.reserveCapacity(Self.exportedBounds.count + 1)
+        for index in stride(from: 1, to: bucketCounts.count - 1, by: 2) { counts.append(bucketCounts[index] &+ bucketCounts[index + 1]) }
+        counts.append(bucketCounts[bucketCounts.count - 1])
+        return counts
+    }
+
+    /// An estimate of quantile `q` (0...1), in seconds; `nil` when empty. The q-quantile observation
+    /// lies in a bucket (a, b] with b ≤ 1.154 a; the estimate is the bucket's geometric middle √(ab),
+    /// so it is within 7.5 % of that observation whatever the distribution. Below 1 µs the estimate is
+    /// interpolated linearly in (0, 1 µs]; above 10 s it is 10 s (a lower bound).
     public func quantile(_ q: Double) -> Double? {
         let total = count
         guard total > 0 else { return nil }
-        let rank = q * Double(total)
+        let rank = max(0, min(1, q)) * Double(total)
         var seen: UInt64 = 0
         for (index, bucketCount) in bucketCounts.enumerated() where bucketCount > 0 {
             if Double(seen + bucketCount) >= rank {
-                let lower = index == 0 ? 0 : Self.bounds[index - 1]
-                guard index < Self.bounds.count else { return lower }
-                let fraction = (rank - Double(seen)) / Double(bucketCount)
-                return lower + (Self.bounds[index] - lower) * max(0, min(1, fraction))
+                guard index < Self.bounds.count else { return Self.bounds.last }
+                guard index > 0 else { return Self.bounds[0] * max(0, min(1, (rank - Double(seen)) / Double(bucketCount))) }
+                return (Self.bounds[index - 1] * Self.bounds[index]).squareRoot()
             }
             seen += bucketCount
         }
         return Self.bounds.last
+    }
+
+    /// The observations of both histograms together (the same bounds).
+    public func merged(with other: LatencyHistogram) -> LatencyHistogram {
+        LatencyHistogram(counts: zip(bucketCounts, other.bucketCounts).map { $0 &+ $1 },
+                         sumSeconds: sumSeconds + other.sumSeconds)
     }
 
     init(words: UnsafePointer<UInt64>) {
@@ -40,13 +61,15 @@ public struct LatencyHistogram: Sendable, Equatable {
     }
 
     init(counts: [UInt64], sumNanos: UInt64) {
+        self.init(counts: counts, sumSeconds: Double(sumNanos) / 1e9)
+    }
+
+    init(counts: [UInt64], sumSeconds: Double) {
         bucketCounts = counts
-        sumSeconds = Double(sumNanos) / 1e9
+        self.sumSeconds = sumSeconds
     }
 
     static let empty = LatencyHistogram(counts: [UInt64](repeating: 0, count: LatencyBuckets.count), sumNanos: 0)
-
-
 }
 
 /// What a container recorded for one key.
