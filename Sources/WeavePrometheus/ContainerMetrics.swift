@@ -30,7 +30,7 @@ public struct ContainerMetrics: MetricCollector {
         var slow: [([(String, String)], Double)] = []
         var errors: [([(String, String)], Double)] = []
         var durations: [MetricFamily.HistogramSeries] = []
-        var quantiles: [([(String, String)], Double)] = []
+        var latencies: [MetricFamily.Sample] = []
         var registrations: [String: Int] = [:]
         for service in statistics.services {
             let labels = [("dependency", service.service)]
@@ -53,7 +53,9 @@ public struct ContainerMetrics: MetricCollector {
             }
             let timed = service.factoryLatency.merged(with: service.cachedHitLatency)
             if keepBuckets, timed.count > 0 {
-                for (label, q) in Self.quantiles { quantiles.append((labels + [("quantile", label)], timed.quantile(q)!)) }
+                for (label, q) in Self.quantiles { latencies.append(.init(labels: labels + [("quantile", label)], value: timed.quantile(q)!)) }
+                latencies.append(.init(suffix: "_sum", labels: labels, value: timed.sumSeconds))
+                latencies.append(.init(suffix: "_count", labels: labels, value: Double(timed.count)))
             }
         }
         return [
@@ -64,9 +66,9 @@ public struct ContainerMetrics: MetricCollector {
             MetricFamily(name: "weave_resolve_duration_seconds", kind: .histogram,
                          help: "Resolve latency: every factory run; one cached hit in 64 per thread (path=cached_hit).",
                          unit: "seconds", histograms: durations),
-            .gauge("weave_resolve_duration_quantile_seconds",
-                   "Resolve latency quantiles since start, both paths, from 24 buckets a decade: within 7.5 %.",
-                   unit: "seconds", quantiles),
+            MetricFamily(name: "weave_resolve_latency_seconds", kind: .summary,
+                         help: "Resolve latency since start, both paths; quantiles from 24 buckets a decade, within 7.5 %.",
+                         unit: "seconds", samples: latencies),
             .gauge("weave_registrations", "Registered services, by scope.",
                    Scope.allCases.map { ([("scope", $0.rawValue)], Double(registrations[$0.rawValue] ?? 0)) }),
             .counter("weave_cache_evictions", "Cached instances dropped by eviction or memory pressure.",
@@ -101,11 +103,11 @@ extension ContainerMetrics {
     /// The names of the families this collector is the home of.
     public static let familyNames: Set<String> = [
         "weave_resolutions", "weave_instances_created", "weave_slow_resolutions", "weave_resolution_errors",
-        "weave_resolve_duration_seconds", "weave_resolve_duration_quantile_seconds", "weave_registrations",
+        "weave_resolve_duration_seconds", "weave_resolve_latency_seconds", "weave_registrations",
         "weave_cache_evictions", "weave_memory_pressure_events",
     ]
 
-    /// The quantiles `weave_resolve_duration_quantile_seconds` shows, by label.
+    /// The quantiles `weave_resolve_latency_seconds` shows, by label.
     static let quantiles: [(String, Double)] = [("0.5", 0.5), ("0.99", 0.99)]
 
     /// The `le` label of every exported bucket, `+Inf` last, spelled once (`1e-06`, `0.0012`, `10.0`).

@@ -39,7 +39,7 @@ struct MetricsTable {
             case "weave_resolution_errors_total", "weave_resolution_errors": current.errors += sample.value
             case "weave_slow_resolutions_total", "weave_slow_resolutions": current.slow += sample.value
             case "weave_health_status" where sample.value == 1: current.health = sample.labels["state"]
-            case "weave_resolve_duration_quantile_seconds":
+            case "weave_resolve_latency_seconds":
                 switch sample.labels["quantile"] {
                 case "0.5": quantiles[service, default: (nil, nil)].p50 = sample.value
                 case "0.99": quantiles[service, default: (nil, nil)].p99 = sample.value
@@ -78,7 +78,7 @@ struct MetricsTable {
 
     /// The `q` quantile of cumulative buckets, interpolated linearly inside its bucket (as
     /// Prometheus's histogram_quantile does); nil without observations. For a source that exports no
-    /// `weave_resolve_duration_quantile_seconds` (an older application).
+    /// `weave_resolve_latency_seconds` (an older application).
     static func quantile(_ q: Double, _ buckets: [(key: Double, value: Double)]) -> Double? {
         guard let total = buckets.last?.value, total > 0 else { return nil }
         let rank = q * total

@@ -46,7 +46,7 @@ wait_for "$URL/livez" 20 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.
 declare -A APP_PID APP_PORT
 for app in orders billing shipping; do
     APP_PORT[$app]=$(free_port)
-    "$ORDERS" --name "$app" --port "${APP_PORT[$app]}" --apps-dir "$APPS" --slow-factory-ms 30 > "$WORK/$app.log" 2>&1 &
+    "$ORDERS" --name "$app" --port "${APP_PORT[$app]}" --apps-dir "$APPS" --slow-factory-ms 50 > "$WORK/$app.log" 2>&1 &
     APP_PID[$app]=$!
     PIDS+=("$!")
 done
@@ -62,6 +62,16 @@ expect "the daemon's own families stay unlabelled" grep -q '^weave_health_status
 expect "weave_app_scrape_duration_seconds per app" grep -q '^weave_app_scrape_duration_seconds{app="shipping"} ' "$WORK/metrics.txt"
 types=$(grep -c '^# TYPE weave_registrations ' "$WORK/metrics.txt")
 if [ "$types" -eq 1 ]; then ok "one TYPE line per family across the daemon and three apps"; else not_ok "one TYPE line per family" "$types"; fi
+
+# --- health rounds are not resolves ------------------------------------------------------------------
+# No traffic: the apps run their checks (every 10 s) and the daemon reads them (every 1 s), and no
+# resolve count moves, the apps' or the daemon's.
+metrics | grep '^weave_resolutions_total' | sort > "$WORK/resolves-before.txt"
+sleep 15
+metrics | grep '^weave_resolutions_total' | sort > "$WORK/resolves-after.txt"
+if [ -s "$WORK/resolves-before.txt" ] && cmp -s "$WORK/resolves-before.txt" "$WORK/resolves-after.txt"; then
+    ok "15 s without traffic leave every resolve count where it was ($(wc -l < "$WORK/resolves-after.txt") series)"
+else not_ok "no traffic, no resolves" "$(diff "$WORK/resolves-before.txt" "$WORK/resolves-after.txt" | head)"; fi
 
 # --- a slow resolution in one app: /metrics and journald under its identity ------------------------
 curl -s "http://127.0.0.1:${APP_PORT[orders]}/report" > /dev/null
@@ -134,9 +144,17 @@ if [ $warned = yes ]; then ok "an app's degraded check makes /health warn (billi
 if [ $rc -eq 1 ] && grep -q "billing/payments" "$WORK/probe.out"; then ok "weave-health --check billing/payments --strict: exit 1 (degraded)"; else not_ok "weave-health --check billing/payments" "rc=$rc $(cat "$WORK/probe.out")"; fi
 "$PROBE" --url "$URL" --check orders/Database > "$WORK/probe.out" 2>&1; rc=$?
 if [ $rc -eq 0 ]; then ok "weave-health --check orders/Database: exit 0"; else not_ok "weave-health --check orders/Database" "rc=$rc $(cat "$WORK/probe.out")"; fi
+for _ in 1 2 3 4 5; do curl -s "http://127.0.0.1:${APP_PORT[shipping]}/report" > /dev/null; done
+sleep 1.5 # the daemon's next scrape of the applications
 top=$("$PROBE" top --url "$URL" 2>&1)
 if grep -q 'orders/ReportBuilder' <<<"$top" && ! grep -q 'disk-root' <<<"$top"; then ok "weave-health top shows the apps' services, not the daemon's own check objects"
 else not_ok "weave-health top shows the apps' services" "$top"; fi
+# The example's ReportBuilder factory sleeps 50 ms: top's p50 and p99 are within 10 % of it.
+if awk '$1 == "shipping/ReportBuilder" {
+        for (i = 3; i <= 4; i++) { v = $i; if (v !~ /ms$/) exit 1; sub(/ms$/, "", v); if (v < 45 || v > 55) exit 1 }
+        found = 1 } END { exit !found }' <<<"$top"; then
+    ok "weave-health top: a 50 ms factory's p50 and p99 within 10 % ($(awk '$1 == "shipping/ReportBuilder" { print $3, $4 }' <<<"$top"))"
+else not_ok "top's p50 and p99 of a 50 ms factory" "$top"; fi
 top=$("$PROBE" top --url "$URL" --own 2>&1)
 if grep -q 'disk-root' <<<"$top"; then ok "weave-health top --own adds the daemon's own"; else not_ok "weave-health top --own" "$top"; fi
 curl -s -X POST "http://127.0.0.1:${APP_PORT[billing]}/demo/payments/recover" > /dev/null
@@ -223,6 +241,21 @@ kill -TERM "${APP_PID[billing]}"
 wait "${APP_PID[billing]}" 2>/dev/null
 if [ ! -e "$APPS/billing.sock" ] && ! metrics | grep -q 'app="billing"'; then ok "SIGTERM billing: its socket is removed and it leaves /metrics"
 else not_ok "billing leaves cleanly" "$(ls "$APPS")"; fi
+
+# --- an app that fails at startup is down, not gone -----------------------------------------------------
+# A second instance under another name on a port already taken: its server cannot bind, the process
+# ends with the error, and its socket stays: the daemon reads it as down, with the reason.
+timeout 60 "$ORDERS" --name orders-second --port "${APP_PORT[orders]}" --apps-dir "$APPS" > "$WORK/orders-second.log" 2>&1
+rc=$?
+sleep 1.5 # one scrape interval of the apps (health_interval: 1s)
+metrics > "$WORK/after-failure.txt"
+code=$(curl -s -o "$WORK/readyz-second.txt" -w '%{http_code}' "$URL/readyz/orders-second")
+if [ $rc -ne 0 ] && [ -S "$APPS/orders-second.sock" ] && grep -q '^weave_app_up{app="orders-second"} 0$' "$WORK/after-failure.txt" &&
+   [ "$code" = 503 ]; then
+    ok "an app whose server cannot bind (exit $rc) is down at the next scrape, /readyz/orders-second 503"
+else not_ok "an app that fails at startup is down" "rc=$rc code=$code $(grep orders-second "$WORK/after-failure.txt") $(ls "$APPS") $(tail -3 "$WORK/orders-second.log")"; fi
+expect "the daemon logs why it is down" grep -q "Application orders-second is down: .*refused" "$WORK/daemon.log"
+expect "orders, whose port it was, is still up" grep -q '^weave_app_up{app="orders"} 1$' "$WORK/after-failure.txt"
 
 # --- a reload applies apps: -----------------------------------------------------------------------
 sed -i "s|^  directory: .*|  discover: false\n  targets:\n    - {name: only-orders, socket: $APPS/orders.sock}|" "$WORK/config.yaml"

@@ -3,7 +3,7 @@
 # bridge, each running weave-healthd with its own configuration (three also run the example service),
 # and a monitoring namespace with one real Prometheus (file_sd, the shipped rules), one real
 # Alertmanager (the shipped routing) and a webhook receiver. The shipped files in monitoring/ are
-# used as they are but for addresses, intervals, and the `for` of the three alerts the test fires.
+# used as they are but for addresses, intervals, and the `for` of the four alerts the test fires.
 # Everything is stopped by PID and by namespace name at exit, whether the test passed or not.
 # Without `ip netns` (no root, no kernel support) the hosts are loopback addresses 127.0.0.x instead.
 # Usage: Tests/Integration/fleet.sh PATH-TO-weave-healthd PATH-TO-Orders
@@ -152,7 +152,7 @@ panels=0
 empty=()
 while IFS= read -r expression; do
     panels=$((panels + 1))
-    concrete=$(sed -e 's/\$instance/.*/g' -e 's/\$__rate_interval/1m/g' -e 's/\$__range/5m/g' <<<"$expression")
+    concrete=$(sed -e 's/\$instance/.*/g' -e 's/\$app/.*/g' -e 's/\$__rate_interval/1m/g' -e 's/\$__range/5m/g' <<<"$expression")
     count=$(results "$concrete")
     [ "$count" = 0 ] || [[ "$count" == error* ]] && empty+=("$count: $expression")
 done < <("$PY" -c 'import json,sys
@@ -237,6 +237,20 @@ if [ "$(value "weave_config_last_reload_successful{instance=\"$(target 5)\"}")" 
    [ "$(value "up{instance=\"$(target 5)\"}")" = 1 ]; then
     ok "the host keeps running its old configuration, and says so (weave_config_last_reload_successful 0)"
 else not_ok "the old configuration keeps running" "$(query "{instance=\"$(target 5)\",__name__=~\"up|weave_health_status\"}")"; fi
+
+# --- an application that fails at startup --------------------------------------------------------
+# A second instance of the example on h2, on the port its first instance holds: its server cannot
+# bind and the process ends, leaving its socket. It is down, not gone, so WeaveAppDown fires.
+failed_at=$(date +%s.%N)
+( spawn h2 "$ORDERS" --name orders-second --port 18082 --apps-dir "$WORK/h2/apps" > "$WORK/h2/orders-second.log" 2>&1 )
+if arrived=$(wait_alert "l['alertname'] == 'WeaveAppDown' and a['status'] == 'firing'" 60); then
+    took=$(elapsed "$failed_at" "$arrived")
+    echo "# figures: application failed at startup to WeaveAppDown notification: ${took}s"
+    if [ -n "$(alerts "l['alertname'] == 'WeaveAppDown' and l['instance'] == '$(target 2)' and l['app'] == 'orders-second'")" ] &&
+       [ -z "$(alerts "l['alertname'] == 'WeaveAppDown' and l.get('app') != 'orders-second'")" ]; then
+        ok "an application that fails at startup on $(target 2) fires WeaveAppDown for it alone (${took}s)"
+    else not_ok "the app-down alert's labels" "$(alerts "l['alertname'] == 'WeaveAppDown'")"; fi
+else not_ok "WeaveAppDown for an application that fails at startup" "$(cat "$NOTIFICATIONS"; ls "$WORK/h2/apps"; tail -3 "$WORK/h2/orders-second.log")"; fi
 
 # --- a daemon killed ------------------------------------------------------------------------------
 killed_at=$(date +%s.%N)

@@ -8,7 +8,7 @@ import sys
 import yaml
 
 monitoring, work, alertmanager, receiver, hold = sys.argv[1:6]
-exercised = {"WeaveCheckFailing", "WeaveConfigReloadFailed", "WeaveHealthdDown"}
+exercised = {"WeaveCheckFailing", "WeaveConfigReloadFailed", "WeaveHealthdDown", "WeaveAppDown"}
 
 
 def load(path):

@@ -148,8 +148,8 @@ import Testing
             weave_resolve_duration_seconds_bucket{app="orders",dependency="ReportBuilder",path="factory",le="0.047"} 0
             weave_resolve_duration_seconds_bucket{app="orders",dependency="ReportBuilder",path="factory",le="0.056"} 40
             weave_resolve_duration_seconds_bucket{app="orders",dependency="ReportBuilder",path="factory",le="+Inf"} 40
-            weave_resolve_duration_quantile_seconds{app="orders",dependency="ReportBuilder",quantile="0.5"} 0.0505
-            weave_resolve_duration_quantile_seconds{app="orders",dependency="ReportBuilder",quantile="0.99"} 0.0507
+            weave_resolve_latency_seconds{app="orders",dependency="ReportBuilder",quantile="0.5"} 0.0505
+            weave_resolve_latency_seconds{app="orders",dependency="ReportBuilder",quantile="0.99"} 0.0507
             weave_resolve_duration_seconds_bucket{app="orders",dependency="Old",path="factory",le="0.047"} 0
             weave_resolve_duration_seconds_bucket{app="orders",dependency="Old",path="factory",le="0.056"} 10
             weave_resolve_duration_seconds_bucket{app="orders",dependency="Old",path="factory",le="+Inf"} 10

@@ -31,11 +31,11 @@ import Testing
 
     @Test func seriesPerDependencyWithAndWithoutBuckets() {
         let perPath = LatencyHistogram.exportedBounds.count + 3 // every exported bucket, +Inf, _sum, _count
-        // 3 counters per dependency, 2 paths, and 2 quantiles where the buckets are kept; 4
-        // registration gauges, evictions, pressure events.
-        #expect(Self.samples(.all).count == 100 * (3 + 2 * perPath + 2) + 6)
+        // 3 counters per dependency, 2 paths, and a summary (2 quantiles, _sum, _count) where the
+        // buckets are kept; 4 registration gauges, evictions, pressure events.
+        #expect(Self.samples(.all).count == 100 * (3 + 2 * perPath + 4) + 6)
         #expect(Self.samples(.none).count == 100 * (3 + 2 * 3) + 6)
-        #expect(Self.samples(.slowest(10)).count == 10 * (3 + 2 * perPath + 2) + 90 * (3 + 2 * 3) + 6)
+        #expect(Self.samples(.slowest(10)).count == 10 * (3 + 2 * perPath + 4) + 90 * (3 + 2 * 3) + 6)
     }
 
     @Test func withoutBucketsCountsAndSumsStay() {
