@@ -53,7 +53,9 @@ public struct ContainerMetrics: MetricCollector {
             }
             let timed = service.factoryLatency.merged(with: service.cachedHitLatency)
             if keepBuckets, timed.count > 0 {
-                for (label, q) in Self.quantiles { latencies.append(.init(labels: labels + [("quantile", label)], value: timed.quantile(q)!)) }
+                for (label, q) in Self.quantiles {
+                    latencies.append(.init(labels: labels + [("quantile", label)], value: timed.quantile(q)!))
+                }
                 latencies.append(.init(suffix: "_sum", labels: labels, value: timed.sumSeconds))
                 latencies.append(.init(suffix: "_count", labels: labels, value: Double(timed.count)))
             }

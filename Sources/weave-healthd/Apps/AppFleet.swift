@@ -301,7 +301,9 @@ final class AppFleet: Sendable {
     /// removes it first, so a request that failed meanwhile is its leaving (logged as such at the
     /// next listing), not its being down.
     private func isLeaving(_ target: AppTarget) -> Bool {
-        guard case .unix(let path) = target.address, !configuration.targets.contains(where: { $0.name == target.name }) else { return false }
+        guard case .unix(let path) = target.address, !configuration.targets.contains(where: { $0.name == target.name }) else {
+            return false
+        }
         var status = stat()
         return stat(path, &status) != 0 && errno == ENOENT
     }

@@ -13,12 +13,14 @@ struct AppsConfiguration: Sendable {
     var budget: Duration
     /// How often each application's `/health` is read.
     var healthInterval: Duration
-    /// The largest exposition or health document read from one application (4 MiB: twice what an
-    /// application of 100 dependencies with every latency bucket serves; at most `AppFleet.maxConcurrentRequests` of them are held at once).
+    /// The largest exposition or health document read from one application (4 MiB: over twice what an
+    /// application of 100 dependencies with every latency bucket serves; at most
+    /// `AppFleet.maxConcurrentRequests` of them are held at once).
     var maxResponseBytes: Int
     /// The most one `/metrics` scrape keeps of all the applications' expositions together, relabelled
-    /// (16 MiB: about 9 applications of 100 dependencies with every latency bucket, 60 without). A scrape holds them and the merged answer at
-    /// once, so this bounds its memory: within the shipped unit's `MemoryMax=256M` with 16 answers in flight.
+    /// (16 MiB: about 9 applications of 100 dependencies with every latency bucket, 60 without). A
+    /// scrape holds them and the merged answer at once, so this bounds its memory: within the
+    /// shipped unit's `MemoryMax=256M` with 16 answers in flight.
     var maxScrapeBytes: Int
 
     init(directory: String? = AppSocket.defaultDirectory, targets: [AppTarget] = [], timeout: Duration = .seconds(2),
