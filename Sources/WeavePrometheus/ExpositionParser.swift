@@ -8,7 +8,14 @@ import WeaveSupport
 ///
 /// It is strict: a line that is not valid exposition syntax, a sample outside the family its TYPE
 /// line opened, or a type other than counter, gauge, histogram and summary rejects the whole input
-/// with its line number. Nothing is guessed.
+/// with its line number. Nothing is guessed. It also rejects what a Prometheus server would reject
+/// in the merged exposition, where one bad line loses the whole scrape: bytes that are not UTF-8, a
+/// label name given twice or beginning with `__`, a `# UNIT` that is not a suffix of its family's
+/// name, and a value outside float64 (`1e400`). A counter's sample named without `_total` (text
+/// format 0.0.4 allows it) is given it, so that both formats of the merged exposition are valid.
+/// A label the
+/// caller adds whose name the line uses already is kept as `exported_<name>`, with `exported_`
+/// repeated until the name is unique, as Prometheus does.
 public enum ExpositionParser {
     /// Why an exposition was rejected, and on which line (1-based).
     public struct Failure: Error, Sendable, CustomStringConvertible {
@@ -57,6 +64,9 @@ public enum ExpositionParser {
         /// and every label but the last, each with its comma: a histogram's buckets differ in `le`
         /// only), already shown valid; nil after a comment line, which may open another family.
         var repeatable: RepeatablePrefix?
+        /// Where each label name of the last line read whole begins in `bytes`, and its length
+        /// (reused from line to line: no allocation per sample).
+        var labelNames: [(start: Int, count: Int)] = []
 
         /// Where a sample line's parts end, from its start, up to the beginning of its last label.
         struct RepeatablePrefix {
@@ -95,6 +105,11 @@ public enum ExpositionParser {
         }
 
         mutating func run() throws(Failure) -> [MetricFamily] {
+            if let invalid = UTF8Validation.firstInvalidOffset(bytes) {
+                lineNumber = 1 + UnsafeBufferPointer(rebasing: bytes[..<invalid]).reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+                sink.deallocate()
+                throw fail("not valid UTF-8 (byte \(invalid))")
+            }
             do {
                 try readLines()
             } catch {
@@ -152,6 +167,7 @@ public enum ExpositionParser {
                     pendingHelp[name] = Reader.unescapeHelp(rest)
                 }
             case "UNIT":
+                guard rest.isEmpty || name.hasSuffix("_" + rest) else { throw fail("unit '\(rest)' is not a suffix of \(name)") }
                 if let last = families.last, last.name == name { families[families.count - 1].unit = rest.isEmpty ? nil : rest } else { pendingUnit[name] = rest }
             default:
                 let kind: MetricFamily.Kind
@@ -190,26 +206,16 @@ public enum ExpositionParser {
                 labelsStart = start + last.labelsStart
                 let afterValue = try labelValueEnd(base, from: start + last.count + last.lastName, end: end) + 1
                 guard afterValue < end else { throw fail("unterminated label set") }
-                let before = last.renames || last.lastRenames
-                var next = last
-                next.lineStart = start
-                if base[afterValue] == UInt8(ascii: "}") {
-                    cursor = afterValue + 1
-                } else if base[afterValue] == UInt8(ascii: ",") {
-                    // More labels than the last line had: from there on, as a line read whole would be.
-                    let labels = try scanLabels(base, from: afterValue + 1, end: end)
-                    cursor = labels.end
-                    renames = labels.renames
-                    if labels.lastLabelStart >= 0 {
-                        next = RepeatablePrefix(lineStart: start, count: labels.lastLabelStart - start, lastName: labels.lastName,
-                                                lastRenames: labels.lastRenames, nameEnd: last.nameEnd, labelsStart: last.labelsStart,
-                                                renames: before || labels.renamesBeforeLast)
-                    }
-                } else {
-                    throw fail("expected , or } after a label value")
+                if base[afterValue] == UInt8(ascii: ",") {
+                    // More labels than the last line had: read whole, so that every name is compared
+                    // with every other.
+                    repeatable = nil
+                    return try sample(base, start, end)
                 }
-                renames = renames || before
-                repeatable = next
+                guard base[afterValue] == UInt8(ascii: "}") else { throw fail("expected , or } after a label value") }
+                cursor = afterValue + 1
+                renames = last.renames || last.lastRenames
+                repeatable!.lineStart = start
             } else {
                 repeatable = nil
                 // Most lines begin with the open family's name, which its TYPE line showed valid: only
@@ -242,26 +248,34 @@ public enum ExpositionParser {
             let valueStart = cursor
             while cursor < end, base[cursor] != UInt8(ascii: " ") { cursor += 1 }
             guard Reader.isValue(base + valueStart, count: cursor - valueStart) else {
-                throw fail("'\(text(valueStart, cursor))' is not a sample value")
+                let value = cursor - valueStart > 40 ? text(valueStart, valueStart + 40) + "…" : text(valueStart, cursor)
+                throw fail("'\(value)' is not a sample value (a float64, NaN, +Inf or -Inf)")
             }
             // A timestamp or exemplar after the value is left out; the rest is copied in as few pieces
             // as it can be, with the line feed when the value ends the line.
             let lineFeed = cursor == end && end < bytes.count
             let tail = lineFeed ? cursor + 1 : cursor
-            if prefix.isEmpty {
-                sink.append(base + start, count: tail - start)
-            } else if labelsStart < 0 || base[labelsStart] == UInt8(ascii: "}") {
+            // A counter's sample named as its family (text 0.0.4 allows it) is written with `_total`.
+            var from = start
+            if familyKind == .counter && nameEnd - start == familyName.count {
                 sink.append(base + start, count: nameEnd - start)
+                sink.append(Reader.total)
+                from = nameEnd
+            }
+            if prefix.isEmpty {
+                sink.append(base + from, count: tail - from)
+            } else if labelsStart < 0 || base[labelsStart] == UInt8(ascii: "}") {
+                sink.append(base + from, count: nameEnd - from)
                 sink.append(UInt8(ascii: "{"))
                 sink.append(prefix)
                 sink.append(UInt8(ascii: "}"))
                 sink.append(base + labelsEnd, count: tail - labelsEnd)
             } else if !renames {
-                sink.append(base + start, count: labelsStart - start)
+                sink.append(base + from, count: labelsStart - from)
                 sink.append(prefixComma)
                 sink.append(base + labelsStart, count: tail - labelsStart)
             } else {
-                sink.append(base + start, count: labelsStart - start)
+                sink.append(base + from, count: labelsStart - from)
                 sink.append(prefix)
                 try labelSet(base, from: labelsStart, end: end)
                 sink.append(UInt8(ascii: "}"))
@@ -290,6 +304,7 @@ public enum ExpositionParser {
         mutating func scanLabels(_ base: UnsafePointer<UInt8>, from start: Int, end: Int) throws(Failure) -> LabelScan {
             var scan = LabelScan(end: start)
             var cursor = start
+            labelNames.removeAll(keepingCapacity: true)
             while true {
                 guard cursor < end else { throw fail("unterminated label set") }
                 if base[cursor] == UInt8(ascii: "}") {
@@ -298,6 +313,11 @@ public enum ExpositionParser {
                 }
                 let nameStart = cursor
                 cursor = try labelName(base, from: cursor, end: end)
+                let nameCount = cursor - 2 - nameStart
+                for other in labelNames where other.count == nameCount && memcmp(base + other.start, base + nameStart, nameCount) == 0 {
+                    throw fail("label \(text(nameStart, nameStart + nameCount)) appears twice")
+                }
+                labelNames.append((nameStart, nameCount))
                 scan.renamesBeforeLast = scan.renames
                 scan.lastLabelStart = nameStart
                 scan.lastName = cursor - nameStart
@@ -318,6 +338,9 @@ public enum ExpositionParser {
             let cursor = Reader.nameEnd(base, from: start, end: end, colons: false)
             guard cursor > start, cursor + 1 < end, base[cursor] == UInt8(ascii: "="), base[cursor + 1] == UInt8(ascii: "\"") else {
                 throw fail("a label must be name=\"value\"")
+            }
+            if cursor - start >= 2, base[start] == UInt8(ascii: "_"), base[start + 1] == UInt8(ascii: "_") {
+                throw fail("label name \(text(start, cursor)) is reserved (names beginning with __ are Prometheus's own)")
             }
             return cursor + 2
         }
@@ -362,7 +385,11 @@ public enum ExpositionParser {
                 let nameStart = cursor
                 cursor = try labelName(base, from: cursor, end: end)
                 sink.append(UInt8(ascii: ","))
-                if added.contains(where: { equal(nameStart, cursor - 2, $0) }) { sink.append(Reader.exported) }
+                if added.contains(where: { equal(nameStart, cursor - 2, $0) }) {
+                    for _ in 0..<exportedDepth(Array(UnsafeBufferPointer(start: base + nameStart, count: cursor - 2 - nameStart))) {
+                        sink.append(Reader.exported)
+                    }
+                }
                 let close = try labelValueEnd(base, from: cursor, end: end)
                 // name="value" as it came.
                 sink.append(base + nameStart, count: close + 1 - nameStart)
@@ -375,6 +402,20 @@ public enum ExpositionParser {
         }
 
         static let exported = Array("exported_".utf8)
+        static let total = Array("_total".utf8)
+
+        /// How many `exported_` make `name` (a name the caller adds, which the line has too) a name
+        /// that neither the line (`labelNames`) nor the caller's labels use.
+        func exportedDepth(_ name: [UInt8]) -> Int {
+            var depth = 1
+            var candidate = Reader.exported + name
+            while added.contains(candidate)
+                    || labelNames.contains(where: { equal($0.start, $0.start + $0.count, candidate) }) {
+                depth += 1
+                candidate = Reader.exported + candidate
+            }
+            return depth
+        }
 
         /// The high bit of each byte of `word` that equals `byte`; the lowest one set is always exact
         /// (a borrow can mark a byte only above a match), which is all the callers use.
@@ -447,7 +488,7 @@ public enum ExpositionParser {
             // Most values are plain integers (counts, buckets): digits only.
             var digitsOnly = 0
             while digitsOnly < count, start[digitsOnly] &- UInt8(ascii: "0") < 10 { digitsOnly += 1 }
-            if digitsOnly == count { return count > 0 }
+            if digitsOnly == count { return count > 0 && (count <= 15 || isFinite(start, count: count)) }
             let bytes = UnsafeBufferPointer(start: start, count: count)
             if let first = bytes.first, first == UInt8(ascii: "+") || first == UInt8(ascii: "-") || first == UInt8(ascii: "N"),
                bytes.elementsEqual("+Inf".utf8) || bytes.elementsEqual("-Inf".utf8) || bytes.elementsEqual("NaN".utf8) {
@@ -466,12 +507,26 @@ public enum ExpositionParser {
                 mantissa += digits()
             }
             guard mantissa > 0 else { return false }
+            var exponent = false
             if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
                 index += 1
+                exponent = true
                 if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
                 guard digits() > 0 else { return false }
             }
-            return index == bytes.count
+            guard index == bytes.count else { return false }
+            // Fifteen digits without an exponent are always a float64; beyond, it is read to be sure.
+            return (count <= 15 && !exponent) || isFinite(start, count: count)
+        }
+
+        /// Whether the number `start` spells (already shown valid) is within float64's range.
+        static func isFinite(_ start: UnsafePointer<UInt8>, count: Int) -> Bool {
+            let text = [CChar](unsafeUninitializedCapacity: count + 1) { buffer, initialized in
+                UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: start, byteCount: count)
+                buffer[count] = 0
+                initialized = count + 1
+            }
+            return strtod(text, nil).isFinite
         }
 
         /// HELP text with `\\` and `\n` read back, byte by byte (a scan of `Character`s costs a

@@ -136,8 +136,9 @@ let source = DaemonSource(await Runtime(configuration: configuration, group: gro
 let identity = ServiceIdentity(serviceID: "weave-healthd", description: "health of the checks weave-healthd runs",
                                version: Defaults.version)
 let reloadOutcomes = ReloadMetrics()
-// Everything /metrics shows, in one place; each family has one of these as its home.
-let collectors: [any MetricCollector] = [
+// Everything /metrics shows, in one place; each family has one of these as its home. The daemon's
+// own collectors come first; the applications' families join them where FamilyAdmission lets them.
+let own: [any MetricCollector] = [
     ContainerMetrics(buckets: { source.runtime.configuration.resolveBuckets }) { source.runtime.container.statistics() },
     HealthMetrics { source.runtime.monitor.latestReport },
     PerfdataMetrics(source: source),
@@ -145,9 +146,8 @@ let collectors: [any MetricCollector] = [
     reloadOutcomes,
     ProcessMetrics(),
     BuildInfo(identity: identity),
-    // Last: where the daemon's and the applications' families share a name, the daemon's help comes first.
-    AppMetrics(fleet: { source.runtime.apps }, trimmer: trimmer),
 ]
+let collectors: [any MetricCollector] = [AppMetrics(own: own, fleet: { source.runtime.apps }, trimmer: trimmer)]
 let router = HealthRouter(configuration: serverConfiguration, identity: identity, collectors: collectors, source: source,
                           lifecycle: lifecycle)
 let server = HealthServer(router: router, group: group, inheritedSockets: inheritedSockets,

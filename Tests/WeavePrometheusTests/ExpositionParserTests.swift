@@ -57,10 +57,12 @@ import Testing
             == #"x{app="outer",a="q\"uote\\",exported_app="in"} 4"# + "\n" + #"x{app="outer"} 3"# + "\n"
             + #"x{app="outer",a="\\"} 5"# + "\n")
         // The most a line can grow: every label renamed.
-        let crowded = "# TYPE x gauge\nx{" + Array(repeating: "a=\"\"", count: 200).joined(separator: ",") + "} 1\n"
-        let renamed = try ExpositionParser.parse(Array(crowded.utf8), adding: [("a", "outer")])
+        let names = (0..<200).map { "a\($0)" }
+        let crowded = "# TYPE x gauge\nx{" + names.map { "\($0)=\"\"" }.joined(separator: ",") + "} 1\n"
+        let renamed = try ExpositionParser.parse(Array(crowded.utf8), adding: names.map { ($0, "outer") })
         #expect(String(decoding: renamed[0].preformatted, as: UTF8.self)
-            == "x{a=\"outer\"," + Array(repeating: "exported_a=\"\"", count: 200).joined(separator: ",") + "} 1\n")
+            == "x{" + names.map { "\($0)=\"outer\"" }.joined(separator: ",") + ","
+            + names.map { "exported_\($0)=\"\"" }.joined(separator: ",") + "} 1\n")
         let bare = try ExpositionParser.parse(Array("# TYPE x gauge\nx{a=\"1\"} 2 17\n".utf8))
         #expect(String(decoding: bare[0].preformatted, as: UTF8.self) == "x{a=\"1\"} 2\n")
     }
@@ -78,6 +80,16 @@ import Testing
             ("# TYPE x gauge\nx 1\n# EOF\nx 2\n", 4),
             ("# TYPE x gauge\nx{a=\"\\q\"} 1\n", 2),
             ("# TYPE x gauge\nx_bucket 1\n", 2),
+            // What a Prometheus server would reject in the merged exposition (a whole scrape lost).
+            ("# TYPE x gauge\nx{a=\"1\",a=\"2\"} 1\n", 2),
+            ("# TYPE x gauge\nx{a=\"1\",b=\"2\"} 1\nx{a=\"1\",b=\"2\",a=\"3\"} 1\n", 3),
+            ("# TYPE x gauge\nx{__name__=\"y\"} 1\n", 2),
+            ("# TYPE x gauge\nx{__meta_x=\"1\"} 1\n", 2),
+            ("# TYPE x_seconds gauge\n# UNIT x_seconds bytes\n", 2),
+            ("# UNIT x_seconds milliseconds\n# TYPE x_seconds gauge\n", 1),
+            ("# TYPE x gauge\nx 1e400\n", 2),
+            ("# TYPE x gauge\nx -1.5E+309\n", 2),
+            ("# TYPE x gauge\nx 1\nx " + String(repeating: "9", count: 5_000) + "\n", 3),
         ]
         for (text, line) in cases {
             #expect(throws: ExpositionParser.Failure.self, "\(text)") { try ExpositionParser.parse(Array(text.utf8)) }
@@ -86,6 +98,58 @@ import Testing
             } catch {
                 #expect(error.line == line, "\(text): \(error)")
             }
+        }
+    }
+
+    /// Bytes that are not UTF-8 anywhere (a label value, HELP) reject the answer, with the line.
+    @Test func rejectsWhatIsNotUTF8() {
+        let valid = Array("# HELP x Grüße ✓ 𝄞\n# TYPE x gauge\nx{a=\"日本\"} 1\n".utf8)
+        #expect(throws: Never.self) { try ExpositionParser.parse(valid) }
+        let invalid: [([UInt8], Int)] = [
+            (Array("# TYPE x gauge\nx{a=\"".utf8) + [0xFF] + Array("\"} 1\n".utf8), 2),
+            (Array("# HELP x ".utf8) + [0xC0, 0xAF] + Array("\n# TYPE x gauge\n".utf8), 1), // overlong '/'
+            (Array("# TYPE x gauge\nx 1\nx{a=\"".utf8) + [0xED, 0xA0, 0x80] + Array("\"} 1\n".utf8), 3), // a surrogate
+            (Array("# TYPE x gauge\nx{a=\"".utf8) + [0xE6, 0x97] + Array("\"} 1\n".utf8), 2), // cut short
+            (Array("# TYPE x gauge\nx{a=\"".utf8) + [0xF4, 0x90, 0x80, 0x80] + Array("\"} 1\n".utf8), 2), // above U+10FFFF
+        ]
+        for (bytes, line) in invalid {
+            do {
+                _ = try ExpositionParser.parse(bytes)
+                Issue.record("accepted \(bytes)")
+            } catch {
+                #expect(error.line == line && error.message.contains("UTF-8"), "\(error)")
+            }
+        }
+    }
+
+    /// Values Prometheus reads as float64 pass, whatever their spelling; the limits are float64's.
+    @Test func valuesWithinFloat64Pass() throws {
+        let values = ["1e308", "-1.7976931348623157e308", "1e-400", "123456789012345678901234567890", "+Inf", "-Inf", "NaN", ".5"]
+        let text = "# TYPE x gauge\n" + values.enumerated().map { "x{i=\"\($0.offset)\"} \($0.element)" }.joined(separator: "\n") + "\n"
+        #expect(try ExpositionParser.parse(Array(text.utf8))[0].preformatted.count > 0)
+    }
+
+    /// A line's own `exported_app` and its `app` together: the daemon's `app` goes first, the line's
+    /// `app` becomes `exported_exported_app` (`exported_` repeated until unique), nothing is lost.
+    @Test func exportedRepeatsUntilTheNameIsUnique() throws {
+        let text = "# TYPE x gauge\nx{app=\"in\",exported_app=\"e\"} 1\nx{app=\"in\",exported_app=\"f\"} 2\n"
+        let parsed = try ExpositionParser.parse(Array(text.utf8), adding: [("app", "orders")])
+        #expect(String(decoding: parsed[0].preformatted, as: UTF8.self)
+            == "x{app=\"orders\",exported_exported_app=\"in\",exported_app=\"e\"} 1\n"
+            + "x{app=\"orders\",exported_exported_app=\"in\",exported_app=\"f\"} 2\n")
+    }
+
+    /// A counter sample named as its family (text 0.0.4 allows it) gets `_total`, so the merged
+    /// exposition is valid OpenMetrics as well as text.
+    @Test func aCounterSampleWithoutTotalGetsIt() throws {
+        let text = "# TYPE c counter\nc{a=\"1\"} 3\nc{a=\"2\"} 4\nc 5\nc_created 1700000000\n"
+        for adding in [[], [("app", "orders")]] {
+            let parsed = try ExpositionParser.parse(Array(text.utf8), adding: adding)
+            let prefix = adding.isEmpty ? "" : "app=\"orders\","
+            #expect(String(decoding: parsed[0].preformatted, as: UTF8.self)
+                == "c_total{\(prefix)a=\"1\"} 3\nc_total{\(prefix)a=\"2\"} 4\nc_total\(adding.isEmpty ? "" : "{app=\"orders\"}") 5\n")
+            let openMetrics = String(decoding: Exposition.render(parsed, format: .openMetrics), as: UTF8.self)
+            #expect(openMetrics.contains("# TYPE c counter\n") && !openMetrics.contains("\nc{") && !openMetrics.contains("\nc "))
         }
     }
 

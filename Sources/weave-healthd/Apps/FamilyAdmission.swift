@@ -1,0 +1,77 @@
+import WeavePrometheus
+
+/// Which of the applications' families join the daemon's in one exposition. One exposition cannot
+/// carry two types under one name, nor a family whose lines another family's would repeat (a
+/// histogram `x` and a gauge `x_count`; a counter `x` and a gauge `x_total`): a Prometheus server
+/// rejects the whole scrape for it, or keeps the first and loses the other's series in silence.
+///
+/// The policy: the daemon's own families come first and always stay. An application's family is
+/// dropped, never merged, when
+/// - its name is one only the daemon may say (`weave_app_*`, `weave_config_*`, `weave_log_*`,
+///   `weave_check_perfdata*`): reason `reserved`, so no application can forge the daemon's state or
+///   its alerts;
+/// - a name it would render is one a family before it renders, under another name or type (the
+///   daemon's, an application's that sorts before it, or its own): reason `conflict`.
+/// A family of the same name and type as one before it merges with it: the applications'
+/// `weave_resolutions_total` and the daemon's are one family. Dropped families are counted and
+/// logged by `AppMetrics`, so nothing vanishes without a trace.
+enum FamilyAdmission {
+    /// Why a family was left out.
+    enum Reason: String, Sendable, CaseIterable {
+        case reserved, conflict
+    }
+
+    /// One family left out.
+    struct Drop: Sendable, Equatable {
+        let app: String
+        let family: String
+        let reason: Reason
+    }
+
+    /// The prefixes of the families only the daemon may say.
+    static let reservedPrefixes = ["weave_app_", "weave_config_", "weave_log_", "weave_check_perfdata"]
+
+    /// `own` (the daemon's families, kept whole) and the families of `apps` that may join them, in
+    /// that order, with what was left out. An application's families are taken in its order, and
+    /// the applications in theirs, so the first to claim a name keeps it.
+    static func admit(own: [MetricFamily], apps: [(app: String, families: [MetricFamily])]) -> (families: [MetricFamily], dropped: [Drop]) {
+        /// Every name a family's lines may carry, with the family that claimed it.
+        var claims: [String: (name: String, kind: MetricFamily.Kind)] = [:]
+        func claim(_ family: MetricFamily) {
+            for name in renderedNames(family) where claims[name] == nil { claims[name] = (family.name, family.kind) }
+        }
+        for family in own { claim(family) }
+        var admitted = own
+        var dropped: [Drop] = []
+        for (app, families) in apps {
+            for family in families {
+                if reservedPrefixes.contains(where: { family.name.hasPrefix($0) }) {
+                    dropped.append(Drop(app: app, family: family.name, reason: .reserved))
+                    continue
+                }
+                let clashes = renderedNames(family).contains { name in
+                    guard let owner = claims[name] else { return false }
+                    return owner.name != family.name || owner.kind != family.kind
+                }
+                if clashes {
+                    dropped.append(Drop(app: app, family: family.name, reason: .conflict))
+                    continue
+                }
+                claim(family)
+                admitted.append(family)
+            }
+        }
+        return (admitted, dropped)
+    }
+
+    /// The names a family's lines carry in either format (its own name too: a TYPE line's).
+    static func renderedNames(_ family: MetricFamily) -> [String] {
+        let name = family.name
+        switch family.kind {
+        case .gauge: return [name]
+        case .counter: return [name, name + "_total", name + "_created"]
+        case .histogram: return [name, name + "_bucket", name + "_sum", name + "_count", name + "_created"]
+        case .summary: return [name, name + "_sum", name + "_count", name + "_created"]
+        }
+    }
+}

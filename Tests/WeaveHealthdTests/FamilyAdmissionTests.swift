@@ -1,0 +1,64 @@
+import Testing
+import WeavePrometheus
+@testable import weave_healthd
+
+@Suite struct FamilyAdmissionTests {
+    static func family(_ name: String, _ kind: MetricFamily.Kind, app: String) -> MetricFamily {
+        switch kind {
+        case .counter: .counter(name, "h", [([("app", app)], 1)])
+        case .histogram:
+            MetricFamily(name: name, kind: .histogram, help: "h", histograms: [
+                .init(labels: [("app", app)], bucketLabels: ["+Inf"], bucketCounts: [1], sum: 1),
+            ])
+        default: MetricFamily(name: name, kind: kind, help: "h", samples: [.init(labels: [("app", app)], value: 1)])
+        }
+    }
+
+    /// No application can speak for the daemon, or erase another's series by declaring its family
+    /// under another type: the later family is dropped, with its reason; same name and type merge.
+    @Test func theFirstClaimKeepsANameAndTheRestAreDroppedWithAReason() {
+        let own: [MetricFamily] = [
+            .gauge("weave_config_last_reload_successful", "h", [([], 1)]),
+            .counter("weave_resolutions", "h", [([("dependency", "x")], 1)]),
+        ]
+        let apps: [(app: String, families: [MetricFamily])] = [
+            ("a", [Self.family("weave_config_last_reload_successful", .gauge, app: "a"), Self.family("weave_app_up", .gauge, app: "a"),
+                   Self.family("weave_resolutions", .counter, app: "a"), Self.family("queue_depth", .gauge, app: "a"),
+                   Self.family("latency", .histogram, app: "a")]),
+            ("b", [Self.family("queue_depth", .counter, app: "b"), Self.family("weave_resolutions", .gauge, app: "b"),
+                   Self.family("latency_count", .gauge, app: "b"), Self.family("weave_resolutions_total", .gauge, app: "b"),
+                   Self.family("queue", .gauge, app: "b")]),
+        ]
+        let (families, dropped) = FamilyAdmission.admit(own: own, apps: apps)
+        #expect(families.map(\.name) == ["weave_config_last_reload_successful", "weave_resolutions", "weave_resolutions",
+                                         "queue_depth", "latency", "queue"])
+        #expect(families[0].samples.first?.labels.isEmpty == true, "the daemon's own stays")
+        #expect(dropped == [
+            .init(app: "a", family: "weave_config_last_reload_successful", reason: .reserved),
+            .init(app: "a", family: "weave_app_up", reason: .reserved),
+            .init(app: "b", family: "queue_depth", reason: .conflict),
+            .init(app: "b", family: "weave_resolutions", reason: .conflict),
+            .init(app: "b", family: "latency_count", reason: .conflict),
+            .init(app: "b", family: "weave_resolutions_total", reason: .conflict),
+        ])
+        // Rendered, one TYPE line per name, and promtool's parser would see no family twice.
+        for format in [Exposition.Format.prometheusText, .openMetrics] {
+            let text = String(decoding: Exposition.render(families, format: format), as: UTF8.self)
+            let types = text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { $0.split(separator: " ")[2] }
+            #expect(Set(types).count == types.count, "\(types)")
+        }
+    }
+
+    /// Dropped families are counted per application and reason, and an application that left is forgotten.
+    @Test func dropsAreCountedAndLeftApplicationsForgotten() {
+        let drops = DroppedFamilies()
+        drops.note([.init(app: "a", family: "x", reason: .conflict), .init(app: "a", family: "weave_app_up", reason: .reserved)])
+        drops.note([.init(app: "a", family: "x", reason: .conflict)])
+        let text = String(decoding: Exposition.render([drops.family(current: ["a", "b"])], format: .prometheusText), as: UTF8.self)
+        #expect(text.contains("weave_app_dropped_families_total{app=\"a\",reason=\"conflict\"} 2\n"))
+        #expect(text.contains("weave_app_dropped_families_total{app=\"a\",reason=\"reserved\"} 1\n"))
+        #expect(text.contains("weave_app_dropped_families_total{app=\"b\",reason=\"conflict\"} 0\n"))
+        let after = String(decoding: Exposition.render([drops.family(current: ["b"])], format: .prometheusText), as: UTF8.self)
+        #expect(!after.contains("app=\"a\""))
+    }
+}
