@@ -19,15 +19,17 @@ package struct HealthJSON: Sendable {
     /// In the document's order; empty when `checks` is missing or not an object.
     package let checks: [Check]
 
-    /// Nil when `body` is not valid JSON.
+    /// Nil when `body` is not valid JSON, or when an object of it that is read gives a key twice: two
+    /// `status` keys, or two entries for one check, are an ambiguous answer, not the first of them.
     package init?(_ body: [UInt8]) {
-        guard let json = JSONValue.parse(body) else { return nil }
+        guard let json = JSONValue.parse(body), !Self.repeatsAKey(json) else { return nil }
         status = json["status"]?.string
         output = json["output"]?.string
         guard case .object(let members)? = json["checks"] else {
             checks = []
             return
         }
+        guard !Self.repeatsAKey(.object(members)), !members.contains(where: { Self.repeatsAKey($0.1) }) else { return nil }
         checks = members.map { key, value in
             let name = key.hasSuffix(":status") ? String(key.dropLast(":status".count)) : key
             guard case .array(let entries) = value, let entry = entries.first else {
@@ -35,6 +37,19 @@ package struct HealthJSON: Sendable {
             }
             return Check(name: name, hasEntry: true, status: entry["status"]?.string, output: entry["output"]?.string,
                          observedValue: entry["observedValue"]?.number, observedUnit: entry["observedUnit"]?.string)
+        }
+    }
+
+    /// Whether `value` is an object with a key twice, or an array whose first entry is one.
+    private static func repeatsAKey(_ value: JSONValue) -> Bool {
+        switch value {
+        case .object(let members):
+            var keys = Set<String>()
+            return !members.allSatisfy { keys.insert($0.0).inserted }
+        case .array(let entries):
+            return entries.first.map(repeatsAKey) ?? false
+        default:
+            return false
         }
     }
 }

@@ -44,7 +44,7 @@ struct HealthDocument {
     var raw: [UInt8]
 
     init(_ body: [UInt8]) throws(ProbeError) {
-        guard let document = HealthJSON(body) else { throw .badResponse("/health is not valid JSON") }
+        guard let document = HealthJSON(body) else { throw .badResponse("/health is not valid JSON, or gives a key twice") }
         guard let status = document.status.flatMap(CheckResult.State.init(rawValue:)) else {
             throw .badResponse("/health has no status pass, warn or fail")
         }

@@ -60,7 +60,14 @@ enum Probe {
                 throw .badResponse("HTTP \(reply.status) from /health")
             }
             let document = try HealthDocument(reply.body)
-            guard case .checks(let names) = mode else { return (report(document.status, document.checks), document) }
+            // Fail closed: an answer whose HTTP status is not a success is never healthy, whatever its body says.
+            let success = (200..<300).contains(reply.status)
+            guard case .checks(let names) = mode else {
+                guard success || document.status == .fail else {
+                    return (report(.fail, document.checks, summary: "HTTP \(reply.status) with a body that says \(document.status.word)"), document)
+                }
+                return (report(document.status, document.checks), document)
+            }
             let unknown = names.filter { name in !document.checks.contains { $0.name == name } }
             guard unknown.isEmpty else { throw .unknownChecks(unknown, known: document.checks.map(\.name)) }
             let selected = names.compactMap { name in document.checks.first { $0.name == name } }

@@ -193,6 +193,10 @@ struct ConfigurationLoader {
         guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
             throw error(nameNode, "a check name uses letters, digits, '-', '_' and '.' only")
         }
+        // As an application's name: a label value, a journal field, a line of /health in every answer.
+        guard name.utf8.count <= AppSocket.maxNameBytes else {
+            throw error(nameNode, "a check name is at most \(AppSocket.maxNameBytes) bytes (this one is \(name.utf8.count))")
+        }
         guard let typeNode = all["type"] else { throw error(node, "check '\(name)' needs a type") }
         let typeName = try string(typeNode)
         guard let type = CheckTypes.named(typeName) else {
@@ -200,8 +204,10 @@ struct ConfigurationLoader {
         }
         let fields = try mapping(node, allowed: CheckTypes.commonKeys.union(type.keys))
         var settings = HealthCheckSettings(interval: Defaults.checkInterval, timeout: Defaults.checkTimeout)
-        if let value = fields["interval"] { settings.interval = try duration(value, atMost: .seconds(86_400), "24h") }
-        if let value = fields["timeout"] { settings.timeout = try duration(value, atMost: .seconds(3_600), "1h") }
+        if let value = fields["interval"] {
+            settings.interval = try duration(value, atLeast: (.milliseconds(100), "100ms"), atMost: .seconds(86_400), "24h")
+        }
+        if let value = fields["timeout"] { settings.timeout = try duration(value, atLeast: (.milliseconds(10), "10ms"), atMost: .seconds(3_600), "1h") }
         if let value = fields["failures_before_unhealthy"] { settings.failuresBeforeUnhealthy = try integer(value, in: 1...1_000) }
         if let value = fields["successes_before_healthy"] { settings.successesBeforeHealthy = try integer(value, in: 1...1_000) }
         if let value = fields["groups"] {
@@ -281,12 +287,18 @@ struct ConfigurationLoader {
 
     /// `250us`, `10ms`, `5s`, `2m`, `1h`, or a plain number of seconds; positive and at most `limit`
     /// (spelled `limitText` in the error).
-    func duration(_ node: YAMLNode, atMost limit: Duration, _ limitText: String) throws(ConfigurationError) -> Duration {
+    /// A positive duration within `limit` and, when given, at least `floor` (what a loop that runs
+    /// that often may cost: a check every microsecond would hold a core).
+    func duration(_ node: YAMLNode, atLeast floor: (Duration, String)? = nil, atMost limit: Duration,
+                  _ limitText: String) throws(ConfigurationError) -> Duration {
         let text = try string(node)
         guard let seconds = Self.parseSeconds(text), seconds > 0 else {
             throw error(node, "expected a positive duration such as 500ms, 10s or 2m, not '\(text)'")
         }
         guard seconds <= limit.totalSeconds else { throw error(node, "'\(text)' is too long: at most \(limitText)") }
+        if let (least, leastText) = floor, seconds < least.totalSeconds {
+            throw error(node, "'\(text)' is too short: at least \(leastText)")
+        }
         return .nanoseconds(Int64(seconds * 1e9))
     }
 

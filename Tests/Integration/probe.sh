@@ -83,27 +83,53 @@ expect "colour on a terminal" bash -c "script -qec \"'$PROBE' --url '$URL'\" /de
 expect "no colour with NO_COLOR" bash -c "! NO_COLOR=1 script -qec \"'$PROBE' --url '$URL'\" /dev/null | grep -q $'\e\\['"
 expect "top lists the daemon's services" bash -c "'$PROBE' top --url '$URL' | grep -q 'broken (HealthCheckable)'"
 
-# Broken peers: a black hole (accepts, never answers), a garbage speaker, nobody.
+# Broken peers: a black hole (accepts, never answers), a garbage speaker, a 503 whose body says
+# pass, a body with two status keys, 3 MB of /health in chunks of 30 bytes sent a few at a time, and nobody.
 "$PY" - "$WORK/peers.ports" <<'PYTHON' &
-import socket, sys, threading
-def serve(sock, answer):
+import json, socket, sys, threading, time
+def http(status, body):
+    return b"HTTP/1.1 %d X\r\nContent-Type: application/health+json\r\nContent-Length: %d\r\n\r\n%s" % (status, len(body), body)
+def chunked(body, size):
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + size]), body[i:i + size]) for i in range(0, len(body), size))
+    return b"HTTP/1.1 200 OK\r\nContent-Type: application/health+json\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n"
+big = json.dumps({"status": "pass", "checks": {"c%d:status" % i: [{"status": "pass", "output": "x" * 200}]
+                                               for i in range(12000)}}).encode()
+answers = [None, b"SSH-2.0-OpenSSH_9.2\r\nProtocol mismatch.\r\n", http(503, b'{"status":"pass"}'),
+           http(200, b'{"status":"fail","status":"pass"}'), chunked(big, 30)]
+def serve(sock, answer, trickle):
     held = []
     while True:
         conn, _ = sock.accept()
-        if answer:
-            conn.recv(4096); conn.sendall(b"SSH-2.0-OpenSSH_9.2\r\nProtocol mismatch.\r\n"); conn.close()
-        else:
+        if answer is None:
             held.append(conn)
+            continue
+        conn.recv(4096)
+        if trickle:
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            # 10,000 writes of about 10 chunks of 30 bytes, paced so that each is a read of its own: a
+            # reader that decoded every chunk again at each read (as the probe did) decodes 500 million.
+            step = len(answer) // 10000 + 1
+            for i in range(0, len(answer), step):
+                conn.sendall(answer[i:i + step])
+                time.sleep(0.0002)
+        else:
+            conn.sendall(answer)
+        conn.close()
 ports = []
-for answer in (False, True):
+for index, answer in enumerate(answers):
     s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16); ports.append(s.getsockname()[1])
-    threading.Thread(target=serve, args=(s, answer), daemon=True).start()
-open(sys.argv[1], "w").write("%d %d\n" % tuple(ports))
+    threading.Thread(target=serve, args=(s, answer, index == 4), daemon=True).start()
+open(sys.argv[1], "w").write(" ".join(map(str, ports)) + "\n")
 threading.Event().wait()
 PYTHON
 PIDS+=("$!")
 for _ in $(seq 50); do [ -s "$WORK/peers.ports" ] && break; sleep 0.1; done
-read -r HOLE GARBAGE < "$WORK/peers.ports"
+read -r HOLE GARBAGE LIAR TWICE BIG < "$WORK/peers.ports"
+probe 1 "a 503 whose body says pass is not healthy" --url "http://127.0.0.1:$LIAR"
+expect "the 503 is named" bash -c "'$PROBE' --url http://127.0.0.1:$LIAR | grep -q 'HTTP 503'"
+probe 1 "two status keys are a bad answer, not the first of them" --url "http://127.0.0.1:$TWICE"
+expect "two status keys: says so" bash -c "'$PROBE' --url http://127.0.0.1:$TWICE | grep -q 'gives a key twice'"
+probe 0 "3 MB of /health in small pieces is read within --timeout 10s" --url "http://127.0.0.1:$BIG" --timeout 10s
 start=$(date +%s%N)
 "$PROBE" --url "http://127.0.0.1:$HOLE" --timeout 1s > "$WORK/hole.txt" 2>&1; rc=$?
 elapsed=$(( ($(date +%s%N) - start) / 1000000 ))

@@ -58,6 +58,33 @@ import Testing
         #expect(throws: ProbeError.self) { try HTTPReply.parse(Array("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nok".utf8), complete: true) }
     }
 
+    /// Read as it arrives, a byte at a time, a response is the one read whole, and is complete
+    /// only at its last byte; for a chunked body and one with a Content-Length.
+    @Test func aResponseReadAByteAtATimeIsTheResponseReadWhole() throws {
+        let body = Array((0..<3_000).map { "line \($0)\n" }.joined().utf8)
+        var chunks: [UInt8] = []
+        for start in stride(from: 0, to: body.count, by: 7) {
+            let chunk = body[start..<min(body.count, start + 7)]
+            chunks += Array(String(chunk.count, radix: 16).utf8) + [13, 10] + chunk + [13, 10]
+        }
+        let responses = [
+            Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".utf8) + chunks + Array("0\r\n\r\n".utf8),
+            Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body,
+        ]
+        for response in responses {
+            var reader = ReplyReader()
+            for (index, byte) in response.enumerated() {
+                reader.append([byte][...])
+                let reply = try reader.reply(complete: false)
+                #expect((reply == nil) == (index < response.count - 1 - (response.last == 10 && response[response.count - 2] == 13 ? 2 : 0)))
+                if let reply {
+                    #expect(reply.body == body)
+                    break
+                }
+            }
+        }
+    }
+
     private func report(_ checks: [CheckResult]) -> ProbeReport {
         let state = checks.map(\.state).max() ?? .pass
         return ProbeReport(state: state, checks: checks, summary: ProbeReport.summarize(state, checks),

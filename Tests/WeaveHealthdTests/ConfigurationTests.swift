@@ -66,6 +66,13 @@ import WeavePrometheus
         ("checks:\n  - name: a\n    type: disk\n    colour: red\n", "test.yaml:4:5: unknown key 'colour'"),
         ("checks:\n  - name: a\n    type: dsk\n", "test.yaml:3:11: unknown check type 'dsk'"),
         ("checks:\n  - name: a\n    type: disk\n    interval: soon\n", "test.yaml:4:15: expected a positive duration"),
+        // Lower bounds: a loop that runs every microsecond holds a core.
+        ("checks:\n  - name: a\n    type: disk\n    interval: 1us\n", "test.yaml:4:15: '1us' is too short: at least 100ms"),
+        ("checks:\n  - name: a\n    type: disk\n    timeout: 1ms\n", "test.yaml:4:14: '1ms' is too short: at least 10ms"),
+        ("apps:\n  health_interval: 0.000000001s\n", "test.yaml:2:20: '0.000000001s' is too short: at least 100ms"),
+        ("apps:\n  timeout: 1us\n", "test.yaml:2:12: '1us' is too short: at least 10ms"),
+        ("apps:\n  budget: 50ms\n", "test.yaml:2:11: '50ms' is too short: at least 100ms"),
+        ("checks:\n  - {name: \(String(repeating: "c", count: 129)), type: disk}\n", "test.yaml:2:12: a check name is at most 128 bytes (this one is 129)"),
         ("listen:\n  - address: localhost\n", "test.yaml:2:14: address must be host:port"),
         ("details: sometimes\n", "test.yaml:1:10: details must be one of"),
         ("checks:\n  - name: a\n    type: http\n    url: https://x/\n", "test.yaml:4:10: https is not supported"),

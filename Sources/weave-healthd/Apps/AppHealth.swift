@@ -9,7 +9,7 @@ struct AppHealth: Sendable {
 
     init(_ body: [UInt8], status code: Int) throws(FetchFailure) {
         guard let document = HealthJSON(body) else {
-            throw FetchFailure("/health (HTTP \(code)) is not valid JSON")
+            throw FetchFailure("/health (HTTP \(code)) is not valid JSON, or gives a key twice")
         }
         guard let word = document.status, let state = HealthState(ietfStatus: word) else {
             throw FetchFailure("/health (HTTP \(code)) has no status pass, warn or fail")

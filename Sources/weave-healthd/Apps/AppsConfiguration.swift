@@ -57,9 +57,11 @@ extension ConfigurationLoader {
             apps.directory = path
         }
         if let discover = fields["discover"], try !boolean(discover) { apps.directory = nil }
-        if let value = fields["timeout"] { apps.timeout = try duration(value, atMost: .seconds(60), "60s") }
-        if let value = fields["budget"] { apps.budget = try duration(value, atMost: .seconds(120), "120s") }
-        if let value = fields["health_interval"] { apps.healthInterval = try duration(value, atMost: .seconds(3_600), "1h") }
+        if let value = fields["timeout"] { apps.timeout = try duration(value, atLeast: (.milliseconds(10), "10ms"), atMost: .seconds(60), "60s") }
+        if let value = fields["budget"] { apps.budget = try duration(value, atLeast: (.milliseconds(100), "100ms"), atMost: .seconds(120), "120s") }
+        if let value = fields["health_interval"] {
+            apps.healthInterval = try duration(value, atLeast: (.milliseconds(100), "100ms"), atMost: .seconds(3_600), "1h")
+        }
         if let value = fields["max_response_bytes"] { apps.maxResponseBytes = try integer(value, in: 4_096...(256 << 20)) }
         if let value = fields["max_scrape_bytes"] { apps.maxScrapeBytes = try integer(value, in: 4_096...(1 << 30)) }
         if apps.timeout > apps.budget {
