@@ -16,6 +16,11 @@ public enum Listener: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The socket's path, for a Unix socket.
+    public var unixPath: String? {
+        if case .unix(let path, _) = self { path } else { nil }
+    }
+
     public var description: String {
         switch self {
         case .tcp(let host, let port): return HostPort.format(host: host, port: port)

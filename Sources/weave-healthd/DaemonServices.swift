@@ -102,7 +102,8 @@ struct ReloadService: Service {
                             + "to \(server.listeners.map(\.description).joined(separator: ", ")); a reload cannot rebind "
                             + "the listeners: restart weave-healthd to apply it")
                 }
-                let runtime = await Runtime(configuration: configuration, group: group, connections: connections)
+                let runtime = await Runtime(configuration: configuration, group: group, connections: connections,
+                                            ownSockets: server.listeners.compactMap(\.unixPath))
                 await runtime.firstRound()
                 router.reconfigure(server)
                 source.replace(with: runtime)

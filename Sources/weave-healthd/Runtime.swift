@@ -14,13 +14,15 @@ final class Runtime: Sendable {
     /// The applications this configuration aggregates.
     let apps: AppFleet
 
-    /// - Parameter connections: the daemon's kept connections to applications, shared by every runtime.
-    init(configuration: DaemonConfiguration, group: any EventLoopGroup, connections: ConnectionPool) async {
+    /// - Parameters:
+    ///   - connections: the daemon's kept connections to applications, shared by every runtime.
+    ///   - ownSockets: the paths of the daemon's Unix socket listeners, which are not applications.
+    init(configuration: DaemonConfiguration, group: any EventLoopGroup, connections: ConnectionPool, ownSockets: [String] = []) async {
         self.configuration = configuration
         container = Container(settings: configuration.instrumentation)
         let defaults = HealthCheckSettings(interval: Defaults.checkInterval, timeout: Defaults.checkTimeout)
         monitor = HealthMonitor(container: container, defaultSettings: defaults)
-        apps = AppFleet(configuration: configuration.apps, group: group, connections: connections)
+        apps = AppFleet(configuration: configuration.apps, group: group, connections: connections, ownSockets: ownSockets)
         for check in configuration.checks {
             let (name, options, timeout, observations) = (check.name, check.options, check.settings.timeout, observations)
             // The container holds this factory, so the factory holds the container unowned.

@@ -132,7 +132,8 @@ if serverConnections < serverConfiguration.maxConnections {
     logger.warning("The descriptor limit (\(descriptors.limit ?? 0)) allows only \(serverConnections) connections; raise LimitNOFILE= for more")
 }
 let appConnections = ConnectionPool(capacity: descriptors.keptAppConnections(serverConnections: serverConnections))
-let source = DaemonSource(await Runtime(configuration: configuration, group: group, connections: appConnections))
+let source = DaemonSource(await Runtime(configuration: configuration, group: group, connections: appConnections,
+                                       ownSockets: serverConfiguration.listeners.compactMap(\.unixPath)))
 let identity = ServiceIdentity(serviceID: "weave-healthd", description: "health of the checks weave-healthd runs",
                                version: Defaults.version)
 let reloadOutcomes = ReloadMetrics()

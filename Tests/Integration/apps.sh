@@ -15,9 +15,12 @@ PORT=$(free_port)
 URL="http://127.0.0.1:$PORT"
 id_of() { grep -rh "static let $1 = WeaveEvent(" "$ROOT/Sources" | grep -o '[0-9a-f]\{32\}'; }
 metrics() { curl -s --max-time 10 "$URL/metrics"; }
+# Whether /metrics has a line matching PATTERN. Read whole first: with pipefail, `metrics | grep -q`
+# fails when grep stops before curl has written the rest, and its negation then passes for nothing.
+metrics_has() { metrics > "$WORK/metrics-now.txt"; grep -q -- "$1" "$WORK/metrics-now.txt"; }
 wait_metrics() { # PATTERN, seconds: until /metrics has a line matching PATTERN
     local deadline=$((SECONDS + $2))
-    while [ $SECONDS -lt "$deadline" ]; do metrics | grep -q -- "$1" && return 0; sleep 0.2; done
+    while [ $SECONDS -lt "$deadline" ]; do metrics_has "$1" && return 0; sleep 0.2; done
     return 1
 }
 start_journald
@@ -25,6 +28,7 @@ start_journald
 cat > "$WORK/config.yaml" <<YAML
 listen:
   - address: 127.0.0.1:$PORT
+  - unix: $WORK/weave-healthd.sock
 details: always
 apps:
   directory: $APPS
@@ -63,6 +67,15 @@ expect "weave_app_scrape_duration_seconds per app" grep -q '^weave_app_scrape_du
 types=$(grep -c '^# TYPE weave_registrations ' "$WORK/metrics.txt")
 if [ "$types" -eq 1 ]; then ok "one TYPE line per family across the daemon and three apps"; else not_ok "one TYPE line per family" "$types"; fi
 
+# --- the daemon's own socket, linked into the directory, is not an application -----------------------
+ln -s "$WORK/weave-healthd.sock" "$APPS/self.sock"
+sleep 1.5
+if ! metrics_has 'app="self"' && ! curl -s "$URL/health" | grep '"self' > /dev/null; then
+    ok "a link to the daemon's own socket in the directory is skipped (no app=\"self\", no self/… components)"
+else not_ok "the daemon's own socket is skipped" "$(metrics | grep 'app="self"' | head -3)"; fi
+expect "the daemon says it skipped it" grep -q "self.sock is weave-healthd's own socket" "$WORK/daemon.log"
+rm -f "$APPS/self.sock"
+
 # --- health rounds are not resolves ------------------------------------------------------------------
 # No traffic: the apps run their checks (every 10 s) and the daemon reads them (every 1 s), and no
 # resolve count moves, the apps' or the daemon's.
@@ -93,7 +106,7 @@ placeholders=$(awk -v id="-- $slow_id" '$0 == id { inside = 1; next } /^-- / { i
     | grep -o '@[A-Z0-9_]*@' | tr -d @ | sort -u)
 absent=$(for field in $placeholders; do grep -q "\"$field\":" "$WORK/journal.json" || echo "$field"; done)
 label=$(grep -o 'weave_resolve_duration_seconds{[a-z_]*=' "$ROOT/systemd/weave-healthd.catalog" | head -1 | sed 's/.*{//; s/=$//')
-if [ -n "$placeholders" ] && [ -z "$absent" ] && [ $found = yes ] && metrics | grep -q "^weave_resolve_duration_seconds_count{app=\"orders\",$label=\"ReportBuilder\""; then
+if [ -n "$placeholders" ] && [ -z "$absent" ] && [ $found = yes ] && metrics_has "^weave_resolve_duration_seconds_count{app=\"orders\",$label=\"ReportBuilder\""; then
     ok "the catalog's slow-resolution text uses the entry's fields ($(echo $placeholders)) and the label $label"
 else not_ok "the catalog's slow-resolution text matches the entry" "placeholders: $(echo $placeholders); absent: $(echo $absent); label: $label"; fi
 
@@ -163,7 +176,7 @@ curl -s -X POST "http://127.0.0.1:${APP_PORT[billing]}/demo/payments/recover" > 
 kill -KILL "${APP_PID[shipping]}"
 { wait "${APP_PID[shipping]}"; } 2>/dev/null
 metrics > "$WORK/after-kill.txt"
-if grep -q '^weave_app_up{app="shipping"} 0$' "$WORK/after-kill.txt" && ! grep -q 'app="shipping",' "$WORK/after-kill.txt" &&
+if grep -q '^weave_app_up{app="shipping"} 0$' "$WORK/after-kill.txt" && ! grep -v '^weave_app_' "$WORK/after-kill.txt" | grep -q 'app="shipping",' &&
    grep -q '^weave_resolutions_total{app="orders",dependency="ReportBuilder"} 1$' "$WORK/after-kill.txt"; then
     ok "kill -9 shipping: weave_app_up 0 at the next scrape, its series gone, the others' unaffected"
 else not_ok "kill -9 shipping" "$(grep 'shipping\|weave_app_up' "$WORK/after-kill.txt" | head)"; fi
@@ -236,10 +249,116 @@ for pair in "garbage:not an HTTP response" "truncated:closed before a complete r
 done
 if kill -0 "$DAEMON" 2>/dev/null && wait_for "$URL/livez" 2; then ok "the daemon is alive and answering after the hostile apps"; else not_ok "the daemon survives hostile apps" "$(tail -5 "$WORK/daemon.log")"; fi
 
+# --- hostile expositions: the merged /metrics stays valid whatever an application sends -------------------
+# One fake application per mode, beside the real ones: each line a real Prometheus would reject the whole
+# daemon's scrape for makes that application down, with the rule; a family only the daemon may say, or
+# one that clashes with another application's, is dropped and counted; the rest is kept, made valid.
+# The hostile sockets go first: one that hangs holds every /metrics for its timeout (1 s), which is
+# Prometheus's scrape timeout here.
+kill -TERM "$IMPOSTORS"; wait "$IMPOSTORS" 2>/dev/null
+for impostor in hung garbage truncated enormous; do rm -f "$APPS/$impostor.sock"; done
+"$PY" - "$APPS" > "$WORK/hostile-apps.log" 2>&1 <<'PYTHON' &
+import os, socket, sys, threading, time
+directory = sys.argv[1]
+HEALTH = b'{"status":"pass","checks":{}}'
+modes = {
+    # down, with the rule
+    "bad-utf8": b'# HELP x x\n# TYPE x gauge\nx{a="\xff"} 1\n',
+    "label-twice": b'# HELP x x\n# TYPE x gauge\nx{a="1",a="2"} 1\n',
+    "reserved-label": b'# HELP x x\n# TYPE x gauge\nx{__name__="y"} 1\n',
+    "unit": b'# HELP x_seconds x\n# TYPE x_seconds gauge\n# UNIT x_seconds bytes\nx_seconds 1\n',
+    "huge-value": b'# HELP x x\n# TYPE x gauge\nx 1e400\n',
+    "long-integer": b'# HELP x x\n# TYPE x gauge\nx ' + b"9" * 5000 + b'\n',
+    # kept, made valid
+    "app-twice": b'# HELP hostile_x x\n# TYPE hostile_x gauge\nhostile_x{app="in",exported_app="e"} 1\n',
+    "bare-counter": b'# HELP hostile_c c\n# TYPE hostile_c counter\nhostile_c 5\n',
+    # dropped and counted
+    "forge": b'# TYPE weave_config_last_reload_successful gauge\nweave_config_last_reload_successful 0\n'
+             b'# TYPE weave_app_up gauge\nweave_app_up 0\n# HELP hostile_ok ok\n# TYPE hostile_ok gauge\nhostile_ok 1\n',
+    "clash-a": b'# HELP hostile_queue_depth q\n# TYPE hostile_queue_depth gauge\nhostile_queue_depth 3\n',
+    "clash-b": b'# HELP hostile_queue_depth q\n# TYPE hostile_queue_depth counter\nhostile_queue_depth_total 7\n',
+}
+def answer(client, body):
+    with client:
+        buffer = b""
+        while True:
+            while b"\r\n\r\n" not in buffer:
+                data = client.recv(4096)
+                if not data: return
+                buffer += data
+            head, _, buffer = buffer.partition(b"\r\n\r\n")
+            path = head.split(b" ")[1]
+            content = HEALTH if path.startswith(b"/health") else body
+            kind = b"application/health+json" if path.startswith(b"/health") else b"text/plain; version=0.0.4"
+            client.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s" % (kind, len(content), content))
+def serve(name, body):
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(os.path.join(directory, name + ".sock"))
+    server.listen(16)
+    while True:
+        client, _ = server.accept()
+        threading.Thread(target=answer, args=(client, body), daemon=True).start()
+for name, body in modes.items():
+    threading.Thread(target=serve, args=(name, body), daemon=True).start()
+print("ready", flush=True)
+time.sleep(3600)
+PYTHON
+HOSTILE=$!
+PIDS+=("$HOSTILE")
+for _ in $(seq 50); do grep -q ready "$WORK/hostile-apps.log" && break; sleep 0.1; done
+sleep 1
+metrics > "$WORK/merged.txt"
+curl -s -H 'Accept: application/openmetrics-text; version=1.0.0' "$URL/metrics" -o "$WORK/merged.om"
+for pair in "bad-utf8:not valid UTF-8" "label-twice:label a appears twice" "reserved-label:label name __name__ is reserved" \
+            "unit:unit 'bytes' is not a suffix of x_seconds" "huge-value:'1e400' is not a sample value" "long-integer:is not a sample value"; do
+    app=${pair%%:*}; words=${pair#*:}
+    if grep -q "^weave_app_up{app=\"$app\"} 0$" "$WORK/merged.txt" &&
+       grep -qF "Application $app is down: /metrics is not a valid exposition: line" "$WORK/daemon.log" &&
+       grep "Application $app is down" "$WORK/daemon.log" | grep -qF "$words"; then ok "$app: down, with the rule and the line ($words)"
+    else not_ok "$app: down with the rule" "$(grep "app=\"$app\"" "$WORK/merged.txt" | head -2) $(grep "Application $app is down" "$WORK/daemon.log" | head -1)"; fi
+done
+if grep -q '^hostile_x{app="app-twice",exported_exported_app="in",exported_app="e"} 1$' "$WORK/merged.txt"; then
+    ok "app and exported_app together: the line's app becomes exported_exported_app, nothing lost"
+else not_ok "exported_ repeated until unique" "$(grep hostile_x "$WORK/merged.txt")"; fi
+if grep -q '^hostile_c_total{app="bare-counter"} 5$' "$WORK/merged.txt" && grep -q '^hostile_c_total{app="bare-counter"} 5$' "$WORK/merged.om"; then
+    ok "a counter sample without _total is given it, in both formats"
+else not_ok "counter without _total" "$(grep hostile_c "$WORK/merged.txt" "$WORK/merged.om")"; fi
+if grep -q '^weave_app_up{app="forge"} 1$' "$WORK/merged.txt" && ! grep -qE '^weave_config_[a-z_]*\{app="forge"' "$WORK/merged.txt" &&
+   grep -q '^weave_app_dropped_families_total{app="forge",reason="reserved"} [1-9]' "$WORK/merged.txt" &&
+   grep -q '^hostile_ok{app="forge"} 1$' "$WORK/merged.txt"; then
+    ok "an application cannot speak for the daemon: its weave_config_*/weave_app_* dropped and counted, the rest kept"
+else not_ok "reserved families dropped and counted" "$(grep 'forge' "$WORK/merged.txt")"; fi
+if grep -q '^hostile_queue_depth{app="clash-a"} 3$' "$WORK/merged.txt" && ! grep -q 'app="clash-b",\|{app="clash-b"}' <(grep hostile_queue "$WORK/merged.txt") &&
+   grep -q '^weave_app_dropped_families_total{app="clash-b",reason="conflict"} [1-9]' "$WORK/merged.txt" &&
+   grep -qF "Application clash-b's family hostile_queue_depth is left out of /metrics" "$WORK/daemon.log"; then
+    ok "a family two applications type differently: the later one dropped, counted and logged"
+else not_ok "type clash between applications" "$(grep 'hostile_queue\|clash' "$WORK/merged.txt")"; fi
+if grep -q '^weave_app_up{app="orders"} 1$' "$WORK/merged.txt"; then ok "the healthy application is up beside them"; else not_ok "orders up beside the hostile ones" "$(grep weave_app_up "$WORK/merged.txt")"; fi
+out=$(promtool check metrics < "$WORK/merged.txt" 2>&1); rc=$?
+if [ $rc -eq 0 ] && [ -z "$out" ]; then ok "promtool check metrics: the merged text, clean"; else not_ok "promtool on the merged text" "$out"; fi
+unexpected=$(openmetrics_findings "$WORK/merged.om")
+if [ -z "$unexpected" ]; then ok "promtool check metrics: the merged OpenMetrics, clean"; else not_ok "promtool on the merged OpenMetrics" "$unexpected"; fi
+expect "prometheus_client parses the merged text" "$PY" "$HERE/parse_exposition.py" text "$WORK/merged.txt"
+expect "prometheus_client parses the merged OpenMetrics" "$PY" "$HERE/parse_exposition.py" openmetrics "$WORK/merged.om"
+start_prometheus "$PORT"
+target=""
+for _ in $(seq 150); do
+    target=$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/targets")
+    grep -q '"health":"up"' <<<"$target" && break
+    sleep 0.2
+done
+stored=$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query?query=hostile_c_total" | grep -o '"app":"bare-counter"')
+if grep -q '"health":"up"' <<<"$target" && grep -q '"lastError":""' <<<"$target" && [ -n "$stored" ]; then
+    ok "a real Prometheus scrapes the daemon with the hostile applications: up, no error, their valid series stored"
+else not_ok "Prometheus scrapes the merged document" "$(head -c 600 <<<"$target") $(tail -3 "$WORK/prometheus.log")"; fi
+kill -TERM "$PROMETHEUS"; wait "$PROMETHEUS" 2>/dev/null
+kill -TERM "$HOSTILE"; wait "$HOSTILE" 2>/dev/null
+for mode in bad-utf8 label-twice reserved-label unit huge-value long-integer app-twice bare-counter forge clash-a clash-b; do rm -f "$APPS/$mode.sock"; done
+
 # --- an app that leaves cleanly leaves no trace -------------------------------------------------------
 kill -TERM "${APP_PID[billing]}"
 wait "${APP_PID[billing]}" 2>/dev/null
-if [ ! -e "$APPS/billing.sock" ] && ! metrics | grep -q 'app="billing"'; then ok "SIGTERM billing: its socket is removed and it leaves /metrics"
+if [ ! -e "$APPS/billing.sock" ] && ! metrics_has 'app="billing"'; then ok "SIGTERM billing: its socket is removed and it leaves /metrics"
 else not_ok "billing leaves cleanly" "$(ls "$APPS")"; fi
 
 # --- an app that fails at startup is down, not gone -----------------------------------------------------
@@ -260,7 +379,7 @@ expect "orders, whose port it was, is still up" grep -q '^weave_app_up{app="orde
 # --- a reload applies apps: -----------------------------------------------------------------------
 sed -i "s|^  directory: .*|  discover: false\n  targets:\n    - {name: only-orders, socket: $APPS/orders.sock}|" "$WORK/config.yaml"
 kill -HUP "$DAEMON"
-if wait_metrics '^weave_app_up{app="only-orders"} 1$' 10 && ! metrics | grep -q 'app="garbage"'; then
+if wait_metrics '^weave_app_up{app="only-orders"} 1$' 10 && ! metrics_has 'app="garbage"'; then
     ok "SIGHUP applies apps: discovery off, one named socket"
 else not_ok "a reload applies apps:" "$(metrics | grep weave_app_up) $(tail -3 "$WORK/daemon.log")"; fi
 

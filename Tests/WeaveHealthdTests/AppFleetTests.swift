@@ -252,6 +252,32 @@ private final class Store: HealthCheckable {
         #expect(accepted.withLock { $0 } == 7)
     }
 
+    /// A link in the directory to the daemon's own socket is not an application: before, every
+    /// `/metrics` waited on itself until its timeout, and `/health` listed `self/self/self/…`.
+    @Test func theDaemonsOwnSocketIsNotAnApplication() throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let elsewhere = directory + "-own"
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: elsewhere) }
+        let own = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un(path: elsewhere + "/weave-healthd.sock")!
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(own, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        defer { close(own) }
+        try FileManager.default.createSymbolicLink(atPath: directory + "/self.sock", withDestinationPath: elsewhere + "/weave-healthd.sock")
+        let app = listening("orders")
+        defer { close(app) }
+        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory), group: MultiThreadedEventLoopGroup.singleton,
+                             connections: ConnectionPool(capacity: 4), ownSockets: [elsewhere + "/weave-healthd.sock"])
+        #expect(fleet.targets().map(\.name) == ["orders"])
+        let unaware = AppFleet(configuration: AppsConfiguration(directory: directory), group: MultiThreadedEventLoopGroup.singleton,
+                               connections: ConnectionPool(capacity: 4))
+        #expect(unaware.targets().map(\.name) == ["orders", "self"], "the link is a socket like any other to a fleet not told")
+    }
+
     /// An application's family named as the daemon's own keeps neither their help nor their type:
     /// before, an application's `weave_app_up` counter left the daemon's gauge out of the exposition.
     /// Such a family is the daemon's alone: the application's is dropped, counted and not served.

@@ -23,6 +23,11 @@ final class AppFleet: Sendable {
     private let discovery = Locked<(found: [AppTarget], failure: String?)>(([], nil))
     /// The scrape in progress, which a `/metrics` asked meanwhile shares.
     private let scraping = Locked<Task<[Scrape], Never>?>(nil)
+    /// The paths of the daemon's own Unix socket listeners: a socket in the directory that is one of
+    /// them (a link to it, say) is the daemon itself, which would wait on its own `/metrics` and
+    /// report itself as its own component. Those already logged, once each.
+    private let ownSockets: [String]
+    private let skippedOwn = Locked<Set<String>>([])
 
     /// What the daemon knows of one application.
     struct AppState: Sendable {
@@ -52,9 +57,10 @@ final class AppFleet: Sendable {
     /// Components read from one application's `/health`, at most.
     static let maxComponents = 1_000
 
-    init(configuration: AppsConfiguration, group: any EventLoopGroup, connections: ConnectionPool,
+    init(configuration: AppsConfiguration, group: any EventLoopGroup, connections: ConnectionPool, ownSockets: [String] = [],
          logger: Logger = Logger(label: "weave.healthd.apps")) {
         self.configuration = configuration
+        self.ownSockets = ownSockets
         self.group = group
         self.connections = connections
         self.logger = logger
@@ -84,6 +90,7 @@ final class AppFleet: Sendable {
             return noteListing(nil, failure: SystemError.text(code), directory)
         }
         defer { closedir(handle) }
+        let own = ownFiles
         var found: [AppTarget] = []
         while let entry = readdir(handle) {
             let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
@@ -92,9 +99,23 @@ final class AppFleet: Sendable {
             let path = directory + "/" + file
             var status = stat()
             guard AppSocket.isValidName(name), stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else { continue }
+            if own.contains(where: { $0.st_dev == status.st_dev && $0.st_ino == status.st_ino }) {
+                if skippedOwn.withLock({ $0.insert(path).inserted }) {
+                    logger.warning("\(path) is weave-healthd's own socket, not an application's; it is skipped", metadata: ["path": "\(path)"])
+                }
+                continue
+            }
             found.append(AppTarget(name: name, address: .unix(path: path), host: "localhost", pathPrefix: ""))
         }
         return noteListing(found.sorted { $0.name < $1.name }, failure: nil, directory)
+    }
+
+    /// The files of the daemon's own sockets, as they are now (a restart of its listener makes another).
+    private var ownFiles: [stat] {
+        ownSockets.compactMap { path in
+            var status = stat()
+            return stat(path, &status) == 0 ? status : nil
+        }
     }
 
     /// Records a listing (`found`), or a failed one (nil, with why); returns the sockets to use.
