@@ -18,6 +18,10 @@ metrics() { curl -s --max-time 10 "$URL/metrics"; }
 # Whether /metrics has a line matching PATTERN. Read whole first: with pipefail, `metrics | grep -q`
 # fails when grep stops before curl has written the rest, and its negation then passes for nothing.
 metrics_has() { metrics > "$WORK/metrics-now.txt"; grep -q -- "$1" "$WORK/metrics-now.txt"; }
+wait_ready() { # PID LOG: a helper started in the background (stopped at exit); waits for its "ready"
+    PIDS+=("$1")
+    for _ in $(seq 50); do grep -q ready "$2" && break; sleep 0.1; done
+}
 wait_metrics() { # PATTERN, seconds: until /metrics has a line matching PATTERN
     local deadline=$((SECONDS + $2))
     while [ $SECONDS -lt "$deadline" ]; do metrics_has "$1" && return 0; sleep 0.2; done
@@ -228,8 +232,7 @@ print("ready", flush=True)
 time.sleep(3600)
 PYTHON
 IMPOSTORS=$!
-PIDS+=("$IMPOSTORS")
-for _ in $(seq 50); do grep -q ready "$WORK/impostors.log" && break; sleep 0.1; done
+wait_ready "$IMPOSTORS" "$WORK/impostors.log"
 start=$(date +%s%N)
 metrics > "$WORK/hostile.txt"
 elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
@@ -304,8 +307,7 @@ print("ready", flush=True)
 time.sleep(3600)
 PYTHON
 HOSTILE=$!
-PIDS+=("$HOSTILE")
-for _ in $(seq 50); do grep -q ready "$WORK/hostile-apps.log" && break; sleep 0.1; done
+wait_ready "$HOSTILE" "$WORK/hostile-apps.log"
 sleep 1
 metrics > "$WORK/merged.txt"
 curl -s -H 'Accept: application/openmetrics-text; version=1.0.0' "$URL/metrics" -o "$WORK/merged.om"
