@@ -186,12 +186,14 @@ def sample_health(url, seconds):
     print(samples, lies)
 
 
-def serve_apps(directory, count, series="1"):
+def serve_apps(directory, count, series="1", components="0", output="0"):
     """Serves COUNT applications, each a Unix socket DIRECTORY/app-NNNN.sock answering /metrics with
-    SERIES series and /health with a pass, on kept connections; prints 'serving' once all listen."""
+    SERIES series and /health with a pass, or with COMPONENTS failing components whose output is
+    OUTPUT bytes, on kept connections; prints 'serving' once all listen."""
     body = ("# TYPE probe_value gauge\n" + "".join(f'probe_value{{i="{index}"}} 1\n' for index in range(int(series)))
             + "# EOF\n").encode()
-    health = b'{"status":"pass"}'
+    health = b'{"status":"pass"}' if int(components) == 0 else json.dumps({"status": "fail", "checks": {
+        f"check-{index}:status": [{"status": "fail", "output": "x" * int(output)}] for index in range(int(components))}}).encode()
 
     async def answer(reader, writer):
         try:

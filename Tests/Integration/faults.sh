@@ -382,4 +382,37 @@ if [ "$code" = "200 " ] && [ "$up" -ge 1 ] && [ $((up + over)) -eq 40 ] && is_nu
     ok "18. 40 applications answering 150,000 series (3.9 MB) each, scraped by 3 at once: $up kept, $over down for max_scrape_bytes, peak RSS $((peak / 1024)) MiB"
 else not_ok "18. applications that answer a lot" "HTTP $code; $up up, $over down; peak RSS ${peak} KiB"; fi
 
+# --- 19: applications whose /health is enormous ------------------------------------------------------------
+# Before: 40 applications each answering /health with 1,000 failing components of 4 KB took the daemon to
+# 437 MB with no client asking, and to 1.6-1.8 GB with details: always and a few /health at once; /livez
+# went past 2 s. Now an answer over 256 KiB is not read past it, a reason is kept up to 1 KiB, and a round
+# keeps 16 MiB of all the applications' components at most.
+rm -rf "$WORK/apps" && mkdir "$WORK/apps"
+start_helper "$WORK/apps.out" serving serve-apps "$WORK/apps" 40 1 1000 4000
+printf 'listen:\n  - address: 127.0.0.1:%s\ndetails: always\napps:\n  directory: %s\n  health_interval: 1s\n  timeout: 10s\n  budget: 20s\n' \
+    "$PORT" "$WORK/apps" > "$WORK/health.yaml"
+start_daemon "$WORK/health.yaml" "$WORK/health.log"
+slowest=0
+deadline=$((SECONDS + 8))
+readers=()
+for reader in 1 2 3 4 5; do
+    ( while [ $SECONDS -lt $deadline ]; do curl -s --max-time 10 -o /dev/null "$URL/health"; done ) &
+    readers+=("$!")
+done
+while [ $SECONDS -lt $deadline ]; do
+    took=$(curl -s -o /dev/null --max-time 5 -w '%{time_total}' "$URL/livez")
+    ms=$(awk -v t="$took" 'BEGIN { printf "%d", t * 1000 }')
+    [ "$ms" -gt "$slowest" ] && slowest=$ms
+    sleep 0.1
+done
+wait "${readers[@]}"
+curl -s "$URL/health" > "$WORK/health-big.json"
+peak=$(awk '/^VmHWM/ { print $2 }' "/proc/$DAEMON/status")
+stop_daemon
+stop_helpers
+if is_number "$peak" && [ "$peak" -lt $((256 * 1024)) ] && [ "$slowest" -lt 100 ] \
+    && grep -q '"app-0000:status":\[{[^]]*"status":"fail"[^]]*larger than 262144' "$WORK/health-big.json"; then
+    ok "19. 40 applications with 1,000 failing components of 4 KB each, details: always, 5 /health at once: each reported as too large, peak RSS $((peak / 1024)) MiB, /livez at most $slowest ms"
+else not_ok "19. applications whose /health is enormous" "peak RSS ${peak} KiB; /livez at most ${slowest} ms; $(head -c 300 "$WORK/health-big.json")"; fi
+
 finish

@@ -56,6 +56,12 @@ final class AppFleet: Sendable {
     static let maxConcurrentRequests = 16
     /// Components read from one application's `/health`, at most.
     static let maxComponents = 1_000
+    /// The largest `/health` read from one application (1,000 components with reasons of 250 bytes):
+    /// a larger one is not read past it, and the application is down with that reason.
+    static let maxHealthBytes = 256 << 10
+    /// What one round of `/health` keeps of all the applications' components (names and reasons),
+    /// at most: an application whose components do not fit in what is left is down for that round.
+    static let maxHealthKept = 16 << 20
 
     init(configuration: AppsConfiguration, group: any EventLoopGroup, connections: ConnectionPool, ownSockets: [String] = [],
          logger: Logger = Logger(label: "weave.healthd.apps")) {
@@ -194,8 +200,19 @@ final class AppFleet: Sendable {
     @discardableResult
     func refreshHealth() async -> Int {
         // 503 carries a body too: a failing application's components are the point.
-        let answers = await ask("/health", accept: "application/health+json") { _, response throws(FetchFailure) in
-            try AppHealth(response.body, status: response.status)
+        let room = Locked(Self.maxHealthKept)
+        let answers = await ask("/health", accept: "application/health+json", maxBytes: Self.maxHealthBytes) { _, response throws(FetchFailure) in
+            let health = try AppHealth(response.body, status: response.status)
+            let fits = room.withLock { left -> Bool in
+                guard left >= health.keptBytes else { return false }
+                left -= health.keptBytes
+                return true
+            }
+            guard fits else {
+                throw FetchFailure("its /health (\(health.components.count) components, \(health.keptBytes) bytes) does not fit in "
+                                   + "what is left of the \(Self.maxHealthKept) bytes kept of all applications' health this round")
+            }
+            return health
         }
         let now = WallClock.now()
         states.withLock { states in
@@ -267,7 +284,7 @@ final class AppFleet: Sendable {
     /// records which answered and forgets those whose socket is gone. Outcomes in target order.
     /// With `room` (bytes the answers may still take), no answer is read past it.
     private func ask<Value: Sendable>(
-        _ path: String, accept: String, room: Locked<Int>? = nil,
+        _ path: String, accept: String, room: Locked<Int>? = nil, maxBytes: Int? = nil,
         read: @escaping @Sendable (AppTarget, HTTPFetch.Response) throws(FetchFailure) -> Value
     ) async -> [(target: AppTarget, outcome: Result<Value, FetchFailure>, duration: Duration)] {
         let deadline = ContinuousClock.now + configuration.budget
@@ -276,14 +293,14 @@ final class AppFleet: Sendable {
             let start = ContinuousClock.now
             let outcome: Result<Value, FetchFailure>
             let left = deadline - start
-            let cap = min(configuration.maxResponseBytes, room?.withLock { $0 } ?? .max)
+            let cap = min(maxBytes ?? configuration.maxResponseBytes, room?.withLock { $0 } ?? .max)
             do {
                 guard left > .zero else { throw FetchFailure("the scrape budget of \(configuration.budget) was spent before it was asked") }
                 let fetch = HTTPFetch(target: target.address, timeout: min(configuration.timeout, left),
                                       maxBodyBytes: cap, overflow: .fail, group: group, pool: connections)
                 let response = try await fetch.get(target.pathPrefix + path, host: target.host, headers: [("Accept", accept)])
                 outcome = Result { () throws(FetchFailure) in try read(target, response) }
-            } catch let failure as FetchFailure where failure.tooLarge && cap < configuration.maxResponseBytes {
+            } catch let failure as FetchFailure where failure.tooLarge && room != nil && cap < configuration.maxResponseBytes {
                 outcome = .failure(overScrapeLimit("more than \(cap) bytes"))
             } catch {
                 outcome = .failure(FetchFailure(NetworkFailure.reason(error, target: target.address)))

@@ -6,6 +6,12 @@ import WeaveSupport
 struct AppHealth: Sendable {
     let status: HealthStatus
     let components: [(name: String, status: HealthStatus)]
+    /// The bytes its components' names and reasons keep.
+    var keptBytes: Int {
+        components.reduce(0) { $0 + $1.name.utf8.count + ($1.status.reason?.utf8.count ?? 0) }
+    }
+    /// A component's reason kept at most; a longer one is cut, with "…".
+    static let maxOutputBytes = 1_024
 
     init(_ body: [UInt8], status code: Int) throws(FetchFailure) {
         guard let document = HealthJSON(body) else {
@@ -27,11 +33,25 @@ struct AppHealth: Sendable {
     }
 
     private static func status(_ state: HealthState, output: String?, otherwise: String) -> HealthStatus {
+        let output = output.map(Self.cut)
         switch state {
         case .healthy: return .healthy
         case .degraded: return .degraded(reason: output ?? otherwise)
         case .unhealthy: return .unhealthy(error: FetchFailure(output ?? otherwise))
         }
+    }
+
+    /// `text` cut to `maxOutputBytes` at a character boundary, with "…" when it was longer.
+    static func cut(_ text: String) -> String {
+        guard text.utf8.count > maxOutputBytes else { return text }
+        var kept = ""
+        var bytes = 0
+        for character in text {
+            bytes += character.utf8.count
+            if bytes > maxOutputBytes - 3 { break }
+            kept.append(character)
+        }
+        return kept + "…"
     }
 
     private static func isPrintable(_ name: String) -> Bool {
