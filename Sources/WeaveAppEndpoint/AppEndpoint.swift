@@ -44,6 +44,7 @@ public final class AppEndpoint: Service, Sendable {
                                                unixSocketDetailsPolicy: configuration.socketDetails,
                                                bearerToken: configuration.bearerToken)
         server.maxConnections = configuration.maxConnections
+        server.metricsReuse = configuration.metricsReuse
         server.reservedConnections = min(server.reservedConnections, configuration.maxConnections / 4)
         router = HealthRouter(
             configuration: server, identity: identity,

@@ -45,11 +45,15 @@ extension AppEndpoint {
         public var watchesMemoryPressure: Bool
         /// Which dependencies keep their latency buckets in `/metrics` (the cardinality control).
         public var resolveBuckets: ResolveBuckets
+        /// How long a `/metrics` render is served again (requests that arrive during a render always
+        /// share it): clients asking in a loop cost the application one render per this, whatever
+        /// their number. One second by default, below any scrape interval.
+        public var metricsReuse: Duration
 
         public init(socket: Socket = .discoverable(), socketMode: UInt32 = 0o660, tcp: (host: String, port: Int)? = nil,
                     details: DetailsPolicy = .never, socketDetails: DetailsPolicy = .always, bearerToken: String? = nil,
                     healthCheckDefaults: HealthCheckSettings = HealthCheckSettings(), maxConnections: Int = 64,
-                    watchesMemoryPressure: Bool = true, resolveBuckets: ResolveBuckets = .all) {
+                    watchesMemoryPressure: Bool = true, resolveBuckets: ResolveBuckets = .all, metricsReuse: Duration = .seconds(1)) {
             self.socket = socket
             self.socketMode = socketMode
             self.tcp = tcp
@@ -60,6 +64,7 @@ extension AppEndpoint {
             self.maxConnections = max(maxConnections, 4)
             self.watchesMemoryPressure = watchesMemoryPressure
             self.resolveBuckets = resolveBuckets
+            self.metricsReuse = metricsReuse
         }
 
         /// The listeners for an application called `identity.serviceID`.

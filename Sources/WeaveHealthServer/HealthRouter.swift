@@ -8,6 +8,7 @@ import WeaveSupport
 /// the server core, as a router in Hummingbird is, so any server can embed it.
 public struct HealthRouter: Sendable {
     private let current: Locked<HealthServerConfiguration>
+    private let renderings = SharedRendering()
     /// Who answers: `/health`'s `serviceId`, `description` and `version`, and the landing page's title.
     public let identity: ServiceIdentity
     /// What `/metrics` shows: the union of these collectors' families.
@@ -76,6 +77,12 @@ public struct HealthRouter: Sendable {
 
     private func metrics(_ request: HealthRequest) async -> HealthResponse {
         let format = Exposition.Format.negotiate(accept: request.header("Accept"))
+        let body = await renderings.body(format, reuse: configuration.metricsReuse) { [self] in await render(format) }
+        return HealthResponse(status: 200, headers: [("Content-Type", format.contentType)], body: body)
+    }
+
+    /// Every collector's families, rendered in `format`.
+    private func render(_ format: Exposition.Format) async -> ByteBuffer {
         // Those that wait on other processes first, in child tasks, and the rest here meanwhile; in collector order.
         let families = await withTaskGroup(of: (Int, [MetricFamily]).self) { group in
             var parts = [[MetricFamily]](repeating: [], count: collectors.count)
@@ -90,7 +97,7 @@ public struct HealthRouter: Sendable {
         var body = ByteBuffer()
         body.reserveCapacity(Exposition.estimatedSize(families))
         Exposition.render(families, format: format) { body.writeBytes($0) }
-        return HealthResponse(status: 200, headers: [("Content-Type", format.contentType)], body: body)
+        return body
     }
 
     // MARK: /health

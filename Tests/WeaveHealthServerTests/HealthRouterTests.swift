@@ -33,6 +33,16 @@ private struct Quick: MetricCollector {
     }
 }
 
+/// Counts its collections, each of which takes 500 ms (ten requests made at once all arrive meanwhile).
+private struct Slow: MetricCollector {
+    let collections: Locked<Int>
+    func collect() async -> [MetricFamily] {
+        collections.withLock { $0 += 1 }
+        try? await Task.sleep(for: .milliseconds(500))
+        return [.gauge("weave_slow", "A slow collector.", [([], 1)])]
+    }
+}
+
 private let identity = ServiceIdentity(serviceID: "orders", description: "the orders service", version: "1.2.3")
 
 private struct Broken: Error, CustomStringConvertible { var description: String { "secret reason" } }
@@ -56,6 +66,30 @@ private struct Broken: Error, CustomStringConvertible { var description: String 
     }
 
     private func body(_ response: HealthResponse) -> String { String(buffer: response.body) }
+
+    /// Requests that arrive while `/metrics` renders share the render, and with `metricsReuse` a
+    /// render is served again for that long: clients asking at once or in a loop cost one
+    /// collection at a time, not one each (six clients in a loop slowed an application's requests).
+    @Test func concurrentMetricsRequestsShareOneRender() async {
+        let collections = Locked(0)
+        for reuse in [Duration.zero, .seconds(60)] {
+            collections.withLock { $0 = 0 }
+            var configuration = HealthServerConfiguration(listeners: [])
+            configuration.metricsReuse = reuse
+            let router = HealthRouter(configuration: configuration, identity: identity, collectors: [Slow(collections: collections)],
+                                      source: StaticSource(report: HealthReport(checks: [:])), lifecycle: ServerLifecycle())
+            let bodies = await withTaskGroup(of: String.self) { group in
+                for _ in 0..<10 { group.addTask { String(buffer: await router.handle(HealthRequest(method: "GET", uri: "/metrics")).body) } }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(Set(bodies).count == 1 && bodies[0].contains("weave_slow 1"))
+            #expect(collections.withLock { $0 } == 1, "ten requests at once, one collection")
+            _ = await router.handle(HealthRequest(method: "GET", uri: "/metrics"))
+            #expect(collections.withLock { $0 } == (reuse == .zero ? 2 : 1), "one after: rendered again only without reuse")
+            _ = await router.handle(HealthRequest(method: "GET", uri: "/metrics", headers: [("Accept", "application/openmetrics-text")]))
+            #expect(collections.withLock { $0 } == (reuse == .zero ? 3 : 2), "another format is another render")
+        }
+    }
 
     @Test func aCollectorThatWaitsOnOthersRunsBesideTheRestAndKeepsItsPlace() async {
         let collected = Locked(false)
