@@ -18,7 +18,7 @@ struct AppsConfiguration: Sendable {
     /// `AppFleet.maxConcurrentRequests` of them are held at once).
     var maxResponseBytes: Int
     /// The most one `/metrics` scrape keeps of all the applications' expositions together, relabelled
-    /// (16 MiB: about 9 applications of 100 dependencies with every latency bucket, 60 without). A
+    /// (16 MiB: 9–14 applications of 100 dependencies with every latency bucket, about 60 without). A
     /// scrape holds them and the merged answer at once, so this bounds its memory: within the
     /// shipped unit's `MemoryMax=256M` with 16 answers in flight.
     var maxScrapeBytes: Int
