@@ -66,7 +66,13 @@ public enum ExpositionParser {
         var repeatable: RepeatablePrefix?
         /// Where each label name of the last line read whole begins in `bytes`, and its length
         /// (reused from line to line: no allocation per sample).
-        var labelNames: [(start: Int, count: Int)] = []
+        var labelNames: [(start: Int, count: Int, valueStart: Int, valueEnd: Int)] = []
+        /// The rules across the open family's lines: one series once, a histogram's buckets in order.
+        var rules = SeriesRules()
+        /// The open family's suffix whose lines have a special label, and its name: a histogram's
+        /// `_bucket` lines and `le`, a summary's quantile lines and `quantile`.
+        var specialSuffix: Suffix?
+        var specialName: [UInt8] = []
 
         /// Where a sample line's parts end, from its start, up to the beginning of its last label.
         struct RepeatablePrefix {
@@ -82,6 +88,12 @@ public enum ExpositionParser {
             var labelsStart: Int
             /// Whether a label before the last has a name the prefix adds.
             var renames: Bool
+            /// The series hash of the labels before the last (without the special label), whether the
+            /// last label is the special one, and where the special label's value is when it is before
+            /// the last (in the line this was read from, whose bytes a next line repeats).
+            var seriesBeforeLast: UInt64
+            var lastIsSpecial: Bool
+            var specialBeforeLast: Range<Int>?
         }
 
         init(bytes: UnsafeBufferPointer<UInt8>, prefix: [UInt8], added: [[UInt8]]) {
@@ -145,6 +157,13 @@ public enum ExpositionParser {
                 }
                 start = end + 1
             }
+            try endFamily()
+        }
+
+        /// The open family's last series must be whole (a histogram's `+Inf` bucket, say).
+        mutating func endFamily() throws(Failure) {
+            guard let family = families.last else { return }
+            do throws(RuleFailure) { try rules.end() } catch { throw fail("\(family.name): \(error.message)") }
         }
 
         /// `# HELP`, `# TYPE`, `# UNIT`, `# EOF`; other comments are skipped. Returns whether it was `# EOF`.
@@ -182,6 +201,13 @@ public enum ExpositionParser {
                 var family = name
                 if kind == .counter, family.hasSuffix("_total") { family.removeLast("_total".count) }
                 guard seen.insert(family).inserted else { throw fail("a second TYPE line for \(family)") }
+                try endFamily()
+                do throws(RuleFailure) { try rules.begin(kind) } catch { throw fail(error.message) }
+                switch kind {
+                case .histogram: (specialSuffix, specialName) = (.bucket, Array("le".utf8))
+                case .summary: (specialSuffix, specialName) = (Suffix.none, Array("quantile".utf8))
+                default: (specialSuffix, specialName) = (nil, [])
+                }
                 let help = pendingHelp.removeValue(forKey: name) ?? pendingHelp.removeValue(forKey: family) ?? ""
                 let unit = pendingUnit.removeValue(forKey: family)
                 families.append(MetricFamily(name: family, kind: kind, help: help, unit: unit))
@@ -198,6 +224,8 @@ public enum ExpositionParser {
             let nameEnd: Int
             var labelsStart = -1 // after `{`, when there is a label set
             var renames = false // whether a label has a name the prefix adds
+            var series: UInt64 = 0 // the hash of its labels but the special one (`le`, `quantile`)
+            var special: Range<Int>? // where the special label's value is
             if let last = repeatable, end - start > last.count + last.lastName,
                memcmp(base + start, base + last.lineStart, last.count + last.lastName) == 0 {
                 // The same bytes as the last line's up to its last label's value, in the same family:
@@ -216,6 +244,13 @@ public enum ExpositionParser {
                 cursor = afterValue + 1
                 renames = last.renames || last.lastRenames
                 repeatable!.lineStart = start
+                let lastValue = start + last.count + last.lastName..<afterValue - 1
+                if last.lastIsSpecial {
+                    (series, special) = (last.seriesBeforeLast, lastValue)
+                } else {
+                    let name = start + last.count..<start + last.count + last.lastName - 2
+                    (series, special) = (last.seriesBeforeLast &+ Reader.pairHash(base, name, lastValue), last.specialBeforeLast)
+                }
             } else {
                 repeatable = nil
                 // Most lines begin with the open family's name, which its TYPE line showed valid: only
@@ -235,10 +270,26 @@ public enum ExpositionParser {
                     let labels = try scanLabels(base, from: labelsStart, end: end)
                     cursor = labels.end
                     renames = labels.renames
-                    if labels.lastLabelStart >= 0 {
-                        repeatable = RepeatablePrefix(lineStart: start, count: labels.lastLabelStart - start, lastName: labels.lastName,
-                                                      lastRenames: labels.lastRenames, nameEnd: nameEnd - start,
-                                                      labelsStart: labelsStart - start, renames: labels.renamesBeforeLast)
+                    // The series: every label's hash but the special one's, whose value is kept aside.
+                    let hasSpecial = suffix == specialSuffix
+                    var beforeLast: UInt64 = 0
+                    var specialBeforeLast: Range<Int>?
+                    for (index, label) in labelNames.enumerated() {
+                        let value = label.valueStart..<label.valueEnd
+                        let isSpecial = hasSpecial && equal(label.start, label.start + label.count, specialName)
+                        if isSpecial { special = value } else { series &+= Reader.pairHash(base, label.start..<label.start + label.count, value) }
+                        if index == labelNames.count - 1 {
+                            if labels.lastLabelStart >= 0 {
+                                repeatable = RepeatablePrefix(
+                                    lineStart: start, count: labels.lastLabelStart - start, lastName: labels.lastName,
+                                    lastRenames: labels.lastRenames, nameEnd: nameEnd - start, labelsStart: labelsStart - start,
+                                    renames: labels.renamesBeforeLast, seriesBeforeLast: beforeLast, lastIsSpecial: isSpecial,
+                                    specialBeforeLast: specialBeforeLast)
+                            }
+                        } else {
+                            beforeLast = series
+                            specialBeforeLast = special
+                        }
                     }
                 }
             }
@@ -251,6 +302,15 @@ public enum ExpositionParser {
                 let value = cursor - valueStart > 40 ? text(valueStart, valueStart + 40) + "…" : text(valueStart, cursor)
                 throw fail("'\(value)' is not a sample value (a float64, NaN, +Inf or -Inf)")
             }
+            // The line's name is its family's and one of its kind's suffixes (shown above, or on the
+            // line it repeats).
+            let suffix = Suffix(base + start + familyName.count, count: nameEnd - start - familyName.count) ?? Suffix.none
+            do throws(RuleFailure) {
+                try rules.sample(suffix: suffix, series: series, special: special.map { UnsafeBufferPointer(start: base + $0.lowerBound, count: $0.count) },
+                                 valueText: UnsafeBufferPointer(start: base + valueStart, count: cursor - valueStart))
+            } catch {
+                throw fail(error.message)
+            }
             // A timestamp or exemplar after the value is left out; the rest is copied in as few pieces
             // as it can be, with the line feed when the value ends the line.
             let lineFeed = cursor == end && end < bytes.count
@@ -262,25 +322,31 @@ public enum ExpositionParser {
                 sink.append(Reader.total)
                 from = nameEnd
             }
-            if prefix.isEmpty {
+            // The value after one space: OpenMetrics allows no more, and the text format's extra
+            // spaces are dropped (a line with them is copied in two pieces, around them).
+            let spaced = valueStart - labelsEnd > 1
+            if prefix.isEmpty && !spaced {
                 sink.append(base + from, count: tail - from)
+            } else if prefix.isEmpty {
+                sink.append(base + from, count: labelsEnd + 1 - from)
             } else if labelsStart < 0 || base[labelsStart] == UInt8(ascii: "}") {
                 sink.append(base + from, count: nameEnd - from)
                 sink.append(UInt8(ascii: "{"))
                 sink.append(prefix)
                 sink.append(UInt8(ascii: "}"))
-                sink.append(base + labelsEnd, count: tail - labelsEnd)
+                sink.append(base + labelsEnd, count: spaced ? 1 : tail - labelsEnd)
             } else if !renames {
                 sink.append(base + from, count: labelsStart - from)
                 sink.append(prefixComma)
-                sink.append(base + labelsStart, count: tail - labelsStart)
+                sink.append(base + labelsStart, count: (spaced ? labelsEnd + 1 : tail) - labelsStart)
             } else {
                 sink.append(base + from, count: labelsStart - from)
                 sink.append(prefix)
                 try labelSet(base, from: labelsStart, end: end)
                 sink.append(UInt8(ascii: "}"))
-                sink.append(base + labelsEnd, count: tail - labelsEnd)
+                sink.append(base + labelsEnd, count: spaced ? 1 : tail - labelsEnd)
             }
+            if spaced { sink.append(base + valueStart, count: tail - valueStart) }
             if !lineFeed { sink.append(UInt8(ascii: "\n")) }
         }
 
@@ -317,7 +383,7 @@ public enum ExpositionParser {
                 for other in labelNames where other.count == nameCount && memcmp(base + other.start, base + nameStart, nameCount) == 0 {
                     throw fail("label \(text(nameStart, nameStart + nameCount)) appears twice")
                 }
-                labelNames.append((nameStart, nameCount))
+                let valueStart = cursor
                 scan.renamesBeforeLast = scan.renames
                 scan.lastLabelStart = nameStart
                 scan.lastName = cursor - nameStart
@@ -325,6 +391,7 @@ public enum ExpositionParser {
                     && added.contains { equal(nameStart, cursor - 2, $0) }
                 scan.renames = scan.renames || scan.lastRenames
                 cursor = try labelValueEnd(base, from: cursor, end: end) + 1
+                labelNames.append((nameStart, nameCount, valueStart, cursor - 1))
                 guard cursor < end else { throw fail("unterminated label set") }
                 if base[cursor] == UInt8(ascii: ",") { cursor += 1 } else if base[cursor] != UInt8(ascii: "}") {
                     throw fail("expected , or } after a label value")
@@ -404,6 +471,20 @@ public enum ExpositionParser {
         static let exported = Array("exported_".utf8)
         static let total = Array("_total".utf8)
 
+        /// A label's part of a series hash: its name and value (escaped, as written), mixed so that a
+        /// sum of them does not depend on the labels' order and two sets rarely meet.
+        @inline(__always)
+        static func pairHash(_ base: UnsafePointer<UInt8>, _ name: Range<Int>, _ value: Range<Int>) -> UInt64 {
+            var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+            for index in name { hash = (hash ^ UInt64(base[index])) &* 0x0000_0100_0000_01B3 }
+            hash = (hash ^ 0x3D) &* 0x0000_0100_0000_01B3
+            for index in value { hash = (hash ^ UInt64(base[index])) &* 0x0000_0100_0000_01B3 }
+            // splitmix64's finalizer
+            hash = (hash ^ (hash >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            hash = (hash ^ (hash >> 27)) &* 0x94D0_49BB_1331_11EB
+            return hash ^ (hash >> 31)
+        }
+
         /// How many `exported_` make `name` (a name the caller adds, which the line has too) a name
         /// that neither the line (`labelNames`) nor the caller's labels use.
         func exportedDepth(_ name: [UInt8]) -> Int {
@@ -423,36 +504,6 @@ public enum ExpositionParser {
         static func bytes(of word: UInt64, equalTo byte: UInt8) -> UInt64 {
             let difference = word ^ (UInt64(byte) &* 0x0101_0101_0101_0101)
             return (difference &- 0x0101_0101_0101_0101) & ~difference & 0x8080_8080_8080_8080
-        }
-
-        /// What a sample's name adds to its family's: `_total`, `_bucket` and so on.
-        enum Suffix {
-            case none, total, created, bucket, sum, count
-
-            init?(_ bytes: UnsafePointer<UInt8>, count: Int) {
-                func matches(_ text: StaticString) -> Bool { memcmp(bytes, text.utf8Start, count) == 0 }
-                switch count {
-                case 0: self = .none
-                case 4 where matches("_sum"): self = .sum
-                case 6 where matches("_total"): self = .total
-                case 6 where matches("_count"): self = .count
-                case 7 where matches("_bucket"): self = .bucket
-                case 8 where matches("_created"): self = .created
-                default: return nil
-                }
-            }
-
-            /// Whether a sample of a family of `kind` may have it.
-            func belongs(to kind: MetricFamily.Kind) -> Bool {
-                switch (kind, self) {
-                case (.gauge, .none), (.counter, .total), (.counter, .none), (.counter, .created),
-                     (.histogram, .bucket), (.histogram, .sum), (.histogram, .count), (.histogram, .created),
-                     (.summary, .none), (.summary, .sum), (.summary, .count), (.summary, .created):
-                    return true
-                default:
-                    return false
-                }
-            }
         }
 
         @inline(__always)
@@ -615,4 +666,36 @@ private struct ByteSink {
     }
 
     func deallocate() { free(base) }
+}
+
+extension ExpositionParser {
+    /// What a sample's name adds to its family's: `_total`, `_bucket` and so on.
+    enum Suffix {
+        case none, total, created, bucket, sum, count
+
+        init?(_ bytes: UnsafePointer<UInt8>, count: Int) {
+            func matches(_ text: StaticString) -> Bool { memcmp(bytes, text.utf8Start, count) == 0 }
+            switch count {
+            case 0: self = .none
+            case 4 where matches("_sum"): self = .sum
+            case 6 where matches("_total"): self = .total
+            case 6 where matches("_count"): self = .count
+            case 7 where matches("_bucket"): self = .bucket
+            case 8 where matches("_created"): self = .created
+            default: return nil
+            }
+        }
+
+        /// Whether a sample of a family of `kind` may have it.
+        func belongs(to kind: MetricFamily.Kind) -> Bool {
+            switch (kind, self) {
+            case (.gauge, .none), (.counter, .total), (.counter, .none), (.counter, .created),
+                 (.histogram, .bucket), (.histogram, .sum), (.histogram, .count), (.histogram, .created),
+                 (.summary, .none), (.summary, .sum), (.summary, .count), (.summary, .created):
+                return true
+            default:
+                return false
+            }
+        }
+    }
 }

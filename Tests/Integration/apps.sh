@@ -272,6 +272,11 @@ modes = {
     "unit": b'# HELP x_seconds x\n# TYPE x_seconds gauge\n# UNIT x_seconds bytes\nx_seconds 1\n',
     "huge-value": b'# HELP x x\n# TYPE x gauge\nx 1e400\n',
     "long-integer": b'# HELP x x\n# TYPE x gauge\nx ' + b"9" * 5000 + b'\n',
+    "bad-le": b'# HELP h h\n# TYPE h histogram\nh_bucket{le="abc"} 1\n',
+    "no-inf": b'# HELP h h\n# TYPE h histogram\nh_bucket{le="1"} 1\nh_sum 1\nh_count 1\n',
+    "buckets-down": b'# HELP h h\n# TYPE h histogram\nh_bucket{le="1"} 5\nh_bucket{le="+Inf"} 3\n',
+    "bad-quantile": b'# HELP s s\n# TYPE s summary\ns{quantile="x"} 1\n',
+    "series-twice": b'# HELP x x\n# TYPE x gauge\nx{a="1"} 1\nx{a="1"} 2\n',
     # kept, made valid
     "app-twice": b'# HELP hostile_x x\n# TYPE hostile_x gauge\nhostile_x{app="in",exported_app="e"} 1\n',
     "bare-counter": b'# HELP hostile_c c\n# TYPE hostile_c counter\nhostile_c 5\n',
@@ -312,7 +317,9 @@ sleep 1
 metrics > "$WORK/merged.txt"
 curl -s -H 'Accept: application/openmetrics-text; version=1.0.0' "$URL/metrics" -o "$WORK/merged.om"
 for pair in "bad-utf8:not valid UTF-8" "label-twice:label a appears twice" "reserved-label:label name __name__ is reserved" \
-            "unit:unit 'bytes' is not a suffix of x_seconds" "huge-value:'1e400' is not a sample value" "long-integer:is not a sample value"; do
+            "unit:unit 'bytes' is not a suffix of x_seconds" "huge-value:'1e400' is not a sample value" "long-integer:is not a sample value" \
+            "bad-le:le=\"abc\" is not a number" "no-inf:without its +Inf bucket" "buckets-down:below the one before it" \
+            "bad-quantile:is not a number from 0 to 1" "series-twice:a series appears twice"; do
     app=${pair%%:*}; words=${pair#*:}
     if grep -q "^weave_app_up{app=\"$app\"} 0$" "$WORK/merged.txt" &&
        grep -qF "Application $app is down: /metrics is not a valid exposition: line" "$WORK/daemon.log" &&
@@ -355,7 +362,8 @@ if grep -q '"health":"up"' <<<"$target" && grep -q '"lastError":""' <<<"$target"
 else not_ok "Prometheus scrapes the merged document" "$(head -c 600 <<<"$target") $(tail -3 "$WORK/prometheus.log")"; fi
 kill -TERM "$PROMETHEUS"; wait "$PROMETHEUS" 2>/dev/null
 kill -TERM "$HOSTILE"; wait "$HOSTILE" 2>/dev/null
-for mode in bad-utf8 label-twice reserved-label unit huge-value long-integer app-twice bare-counter forge clash-a clash-b; do rm -f "$APPS/$mode.sock"; done
+for mode in bad-utf8 label-twice reserved-label unit huge-value long-integer bad-le no-inf buckets-down bad-quantile series-twice \
+            app-twice bare-counter forge clash-a clash-b; do rm -f "$APPS/$mode.sock"; done
 
 # --- an app that leaves cleanly leaves no trace -------------------------------------------------------
 kill -TERM "${APP_PID[billing]}"

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import WeaveTestSupport
 @testable import WeavePrometheus
@@ -5,8 +6,10 @@ import WeaveTestSupport
 /// Damaged expositions, as a hostile or broken application could send them: every truncation, every
 /// byte replaced by each hostile byte, and hostile tokens inserted at every position of a real
 /// exposition in both formats (deterministic, about 20,000 cases). The parser must accept or reject
-/// with a line number, never crash; and whatever it accepts, relabelled and rendered again by the
-/// daemon, must itself be a valid exposition, or one application could break the scrape of all.
+/// with a line number, never crash; and whatever it accepts, relabelled, merged with another
+/// application's families and rendered again as the daemon does, must itself be a valid exposition,
+/// or one application could break the scrape of all. With `WEAVE_FUZZ_SAMPLES=DIR`, one merged
+/// rendering in 25 is written there, for `Scripts/test` to hand to promtool and the Python parsers.
 @Suite struct ExpositionParserFuzzTests {
     static let families: [MetricFamily] = [
         .counter("weave_resolutions", "Resolves.", [([("service", "Db \"main\"\\\n")], 3), ([("service", "b")], 1)]),
@@ -46,6 +49,10 @@ import WeaveTestSupport
         var cases = 0
         var accepted = 0
         var failures: [String] = []
+        let samples = ProcessInfo.processInfo.environment["WEAVE_FUZZ_SAMPLES"]
+        if let samples { try? FileManager.default.createDirectory(atPath: samples, withIntermediateDirectories: true) }
+        // Another application, read as the daemon reads it, beside every accepted candidate.
+        let other = (try? ExpositionParser.parse(Exposition.render(families, format: .openMetrics), adding: [("app", "billing")])) ?? []
         func attempt(_ candidate: [UInt8]) {
             cases += 1
             let text = String(decoding: candidate, as: UTF8.self)
@@ -63,10 +70,17 @@ import WeaveTestSupport
             accepted += 1
             for format in [Exposition.Format.prometheusText, .openMetrics] {
                 let rendered = Exposition.render(parsed, format: format)
-                do {
-                    _ = try ExpositionParser.parse(rendered)
-                } catch {
-                    failures.append("accepted input rendered invalid (\(error)):\n\(text)")
+                let merged = Exposition.render(other + parsed, format: format)
+                for output in [rendered, merged] {
+                    do {
+                        _ = try ExpositionParser.parse(output)
+                    } catch {
+                        failures.append("accepted input rendered invalid (\(error)):\n\(text)")
+                    }
+                }
+                if let samples, accepted % 25 == 0 {
+                    let name = "\(samples)/sample-\(accepted)." + (format == .openMetrics ? "om" : "txt")
+                    FileManager.default.createFile(atPath: name, contents: Data(merged))
                 }
             }
         }

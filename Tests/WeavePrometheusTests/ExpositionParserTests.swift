@@ -101,6 +101,68 @@ import Testing
         }
     }
 
+    /// The rules across a family's lines, which promtool, the OpenMetrics parser and Prometheus hold
+    /// the merged exposition to: each case is rejected at its line, with the rule.
+    @Test(arguments: [
+        ("# TYPE h histogram\nh_bucket{le=\"abc\"} 1\n", 2, "is not a number"),
+        ("# TYPE h histogram\nh_bucket 1\n", 2, "without le"),
+        ("# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 1\n", 3, "below the one before"),
+        ("# TYPE h histogram\nh_bucket{le=\"2\"} 1\nh_bucket{le=\"1\"} 1\n", 3, "increasing le"),
+        ("# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_sum 1\nh_count 1\n# TYPE g gauge\n", 5, "without its +Inf"),
+        ("# TYPE h histogram\nh_bucket{le=\"1\"} 1\n", 2, "without its +Inf"),
+        ("# TYPE h histogram\nh_bucket{le=\"+Inf\"} 3\nh_sum 1\nh_count 2\n", 4, "is not the +Inf bucket's count"),
+        ("# TYPE h histogram\nh_bucket{le=\"+Inf\"} 3\nh_sum 1\n", 3, "must come together"),
+        ("# TYPE h histogram\nh_bucket{le=\"inf\"} 3\n", 2, "spelled +Inf"),
+        ("# TYPE h histogram\nh_bucket{le=\"+Inf\"} 1.5\n", 2, "not a whole number"),
+        ("# TYPE h histogram\nh_bucket{le=\"+Inf\"} -1\n", 2, "negative"),
+        ("# TYPE h histogram\nh_bucket{p=\"a\",le=\"+Inf\"} 1\nh_bucket{p=\"b\",le=\"+Inf\"} 1\nh_bucket{p=\"a\",le=\"+Inf\"} 1\n", 4,
+         "not together"),
+        ("# TYPE s summary\ns{quantile=\"x\"} 1\n", 2, "from 0 to 1"),
+        ("# TYPE s summary\ns{quantile=\"1.5\"} 1\n", 2, "from 0 to 1"),
+        ("# TYPE s summary\ns 1\n", 2, "without quantile"),
+        ("# TYPE s summary\ns{quantile=\"0.5\"} -1\n", 2, "negative"),
+        ("# TYPE g gauge\ng{a=\"1\"} 1\ng{a=\"1\"} 2\n", 3, "appears twice"),
+        ("# TYPE g gauge\ng{a=\"1\",b=\"2\"} 1\ng{c=\"3\"} 1\ng{b=\"2\",a=\"1\"} 2\n", 4, "appears twice"),
+        ("# TYPE c counter\nc_total -1\n", 2, "negative"),
+        ("# TYPE c counter\nc_total NaN\n", 2, "negative or NaN"),
+    ])
+    func rejectsWhatBreaksASeries(text: String, line: Int, words: String) {
+        do {
+            _ = try ExpositionParser.parse(Array(text.utf8))
+            Issue.record("accepted: \(text)")
+        } catch {
+            #expect(error.line == line && error.message.contains(words), "\(error)")
+        }
+    }
+
+    /// What the rules allow: series of a histogram in any label order, `le` anywhere in the labels,
+    /// a histogram series of `+Inf` alone, a summary's quantiles with NaN, gauges with any value.
+    @Test func acceptsWhatTheSeriesRulesAllow() throws {
+        let text = """
+            # TYPE h histogram
+            h_bucket{le="0.5",p="a"} 1
+            h_bucket{le="1",p="a"} 1
+            h_bucket{le="+Inf",p="a"} 2
+            h_sum{p="a"} 3.5
+            h_count{p="a"} 2
+            h_bucket{p="b",le="+Inf"} 0
+            h_bucket{p="c",le="1e-06"} 0
+            h_bucket{p="c",le="1.2e-06"} 4
+            h_bucket{p="c",le="+Inf"} 4
+            # TYPE s summary
+            s{quantile="0.5"} NaN
+            s{quantile="0.99"} 2
+            s_sum 7
+            s_count 3
+            # TYPE g gauge
+            g{a="1"} -3
+            g{a="2"} NaN
+            g{b="1",a="1"} 1
+
+            """
+        #expect(try ExpositionParser.parse(Array(text.utf8)).map(\.name) == ["h", "s", "g"])
+    }
+
     /// Bytes that are not UTF-8 anywhere (a label value, HELP) reject the answer, with the line.
     @Test func rejectsWhatIsNotUTF8() {
         let valid = Array("# HELP x Grüße ✓ 𝄞\n# TYPE x gauge\nx{a=\"日本\"} 1\n".utf8)
@@ -157,9 +219,9 @@ import Testing
         // Each line repeats the one before up to its last label's value, with an added label, an
         // extra one, a trailing comma, or another last label; read alone, each gives the same.
         let lines = ["x{a=\"1\",app=\"in\"} 1", "x{a=\"1\",app=\"in2\"} 2", "x{a=\"1\",app=\"in2\",b=\"3\"} 3",
-                     "x{a=\"1\",app=\"in2\",} 4", "x{a=\"1\",c=\"5\"} 5", "x{a=\"2\"} 6", "x{a=\"3\"} 7 1700000000"]
+                     "x{a=\"1\",app=\"in3\",} 4", "x{a=\"1\",c=\"5\"} 5", "x{a=\"2\"} 6", "x{a=\"3\"} 7 1700000000"]
         let expected = "x{app=\"orders\",a=\"1\",exported_app=\"in\"} 1\nx{app=\"orders\",a=\"1\",exported_app=\"in2\"} 2\n"
-            + "x{app=\"orders\",a=\"1\",exported_app=\"in2\",b=\"3\"} 3\nx{app=\"orders\",a=\"1\",exported_app=\"in2\"} 4\n"
+            + "x{app=\"orders\",a=\"1\",exported_app=\"in2\",b=\"3\"} 3\nx{app=\"orders\",a=\"1\",exported_app=\"in3\"} 4\n"
             + "x{app=\"orders\",a=\"1\",c=\"5\"} 5\nx{app=\"orders\",a=\"2\"} 6\nx{app=\"orders\",a=\"3\"} 7\n"
         for separator in ["\n", "\n# -\n"] {
             let text = "# TYPE x gauge\n" + lines.joined(separator: separator) + "\n"
