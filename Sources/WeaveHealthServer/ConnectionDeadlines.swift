@@ -6,7 +6,8 @@ import NIOCore
 ///   first byte;
 /// - from a request's first byte to its end: at most `requestTimeout`, however the bytes are spaced;
 /// - while a response waits for the client to read what was already sent: at most `idleTimeout`.
-/// When one runs out, the connection is closed.
+/// When one runs out, the connection is closed. It tells the limiter's entry when the connection
+/// is answering a request (busy) and when it waits (idle: a crowded server may close it).
 final class ConnectionDeadlines: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -22,10 +23,12 @@ final class ConnectionDeadlines: ChannelInboundHandler, RemovableChannelHandler 
     private var state = State.waitingForRequest
     private var timer: Scheduled<Void>?
     private var context: ChannelHandlerContext?
+    private let entry: ConnectionLimiter.Entry?
 
-    init(requestTimeout: Duration, idleTimeout: Duration) {
+    init(requestTimeout: Duration, idleTimeout: Duration, entry: ConnectionLimiter.Entry? = nil) {
         self.requestTimeout = .nanoseconds(requestTimeout.totalNanoseconds)
         self.idleTimeout = .nanoseconds(idleTimeout.totalNanoseconds)
+        self.entry = entry
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -55,18 +58,21 @@ final class ConnectionDeadlines: ChannelInboundHandler, RemovableChannelHandler 
     /// A whole request arrived: no clock runs while it is answered.
     func requestReceived() {
         state = .handlingRequest
+        entry?.mark(busy: true)
         timer?.cancel()
         timer = nil
     }
 
     /// The answer is written but the client has not read what came before: it has `idleTimeout` to.
     func waitingForClient() {
+        entry?.mark(busy: false)
         arm(idleTimeout)
     }
 
     /// The answer went out on a connection that stays open: the next request may begin.
     func responseSent() {
         state = .waitingForRequest
+        entry?.mark(busy: false)
         arm(idleTimeout)
     }
 

@@ -96,19 +96,27 @@ public final class HealthServer: Service, Sendable {
                 }
             }
             .childChannelInitializer { channel in
-                let admission = connections.admit()
-                guard admission != .refused else {
-                    // Accepted only to be closed at once: the descriptor is free again.
-                    return channel.eventLoop.makeFailedFuture(ChannelError.inappropriateOperationForState)
+                let viaUnixSocket = if case .unixDomainSocket = channel.localAddress { true } else { false }
+                // The peer process of a Unix socket connection (on the event loop this completes at once).
+                let peer: EventLoopFuture<Int32> = if viaUnixSocket, let provider = channel as? any SocketOptionProvider {
+                    provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+                        .map { (credentials: (pid: Int32, uid: UInt32, gid: UInt32)) in credentials.pid }.recover { _ in -1 } // struct ucred
+                } else {
+                    channel.eventLoop.makeSucceededFuture(-1)
                 }
-                channel.closeFuture.whenComplete { _ in connections.release() }
-                return channel.eventLoop.makeCompletedFuture {
+                return peer.flatMapThrowing { process in
+                    let entry = ConnectionLimiter.Entry(peer: process) { channel.close(promise: nil) }
+                    let admission = connections.admit(entry)
+                    // Refused: accepted only to be closed at once, so the descriptor is free again.
+                    guard admission != .refused else { throw ChannelError.inappropriateOperationForState }
+                    channel.closeFuture.whenComplete { _ in connections.release(entry) }
                     let configuration = router.configuration
                     let probesOnly = admission == .probesOnly
                     // A connection in the reserve gets short clocks: it is for a probe, which asks at once.
                     let deadlines = ConnectionDeadlines(
                         requestTimeout: probesOnly ? min(configuration.requestTimeout, .seconds(2)) : configuration.requestTimeout,
-                        idleTimeout: probesOnly ? min(configuration.idleTimeout, .seconds(2)) : configuration.idleTimeout)
+                        idleTimeout: probesOnly ? min(configuration.idleTimeout, .seconds(2)) : configuration.idleTimeout,
+                        entry: entry)
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(deadlines)
                     try sync.configureHTTPServerPipeline(withErrorHandling: true)
@@ -117,7 +125,6 @@ public final class HealthServer: Service, Sendable {
                         head.headers.remove(name: HealthHTTPHandler.noCompressionHeader)
                         return .doNotCompress
                     }))
-                    let viaUnixSocket = if case .unixDomainSocket = channel.localAddress { true } else { false }
                     try sync.addHandler(HealthHTTPHandler(router: router, role: role, deadlines: deadlines, probesOnly: probesOnly,
                                                           viaUnixSocket: viaUnixSocket))
                 }

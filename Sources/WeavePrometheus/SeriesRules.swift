@@ -23,6 +23,11 @@ struct SeriesRules {
     private var infinite: Double?
     private var count: Double?
     private var hasSum = false
+    /// The `le` of each bucket of the last histogram series, by position, as read (up to 8 bytes)
+    /// and as a number: the series of a family usually share their bounds, which are then compared
+    /// as bytes rather than read again.
+    private var bounds: [(text: UInt64, count: Int, value: Double)] = []
+    private var bucketIndex = 0
 
     /// A new family of `kind`: the last one's last series must be whole.
     mutating func begin(_ kind: MetricFamily.Kind) throws(RuleFailure) {
@@ -57,10 +62,7 @@ struct SeriesRules {
             try countable(value, "a counter's value")
         case (.histogram, .bucket):
             guard let special else { throw RuleFailure("a histogram bucket without le") }
-            guard let bound = Self.number(special), !bound.isNaN else { throw RuleFailure("le=\"\(Self.text(special))\" is not a number") }
-            guard !bound.isInfinite || special.elementsEqual("+Inf".utf8) else {
-                throw RuleFailure("le=\"\(Self.text(special))\" must be spelled +Inf")
-            }
+            let bound = try self.bound(special)
             try countable(value, "a bucket's count")
             guard bound > lastBound else { throw RuleFailure("buckets not in increasing le order") }
             guard value >= lastCount else { throw RuleFailure("a bucket's count is below the one before it") }
@@ -85,6 +87,23 @@ struct SeriesRules {
         }
     }
 
+    /// A bucket's `le` as a number: the bound at the same position of the last series when the
+    /// bytes are the same, else read (and kept for the next series).
+    private mutating func bound(_ text: UnsafeBufferPointer<UInt8>) throws(RuleFailure) -> Double {
+        defer { bucketIndex += 1 }
+        var packed: UInt64 = 0
+        if text.count <= 8 { withUnsafeMutableBytes(of: &packed) { $0.copyMemory(from: UnsafeRawBufferPointer(text)) } }
+        if text.count <= 8, bucketIndex < bounds.count, bounds[bucketIndex].count == text.count, bounds[bucketIndex].text == packed {
+            return bounds[bucketIndex].value
+        }
+        guard let bound = Self.number(text), !bound.isNaN else { throw RuleFailure("le=\"\(Self.text(text))\" is not a number") }
+        guard !bound.isInfinite || text.elementsEqual("+Inf".utf8) else { throw RuleFailure("le=\"\(Self.text(text))\" must be spelled +Inf") }
+        if text.count <= 8 {
+            if bucketIndex < bounds.count { bounds[bucketIndex] = (packed, text.count, bound) } else { bounds.append((packed, text.count, bound)) }
+        }
+        return bound
+    }
+
     private func countable(_ value: Double, _ what: String) throws(RuleFailure) {
         guard value >= 0, value.isFinite || value == .infinity else { throw RuleFailure("\(what) is negative or NaN") }
         guard value == value.rounded() || kind == .counter else { throw RuleFailure("\(what) is not a whole number") }
@@ -92,7 +111,7 @@ struct SeriesRules {
 
     /// The checks that need the whole series: a histogram's `+Inf` bucket, `_count` and `_sum`.
     private mutating func finishSeries() throws(RuleFailure) {
-        defer { (lastBound, lastCount, infinite, count, hasSum) = (-.infinity, 0, nil, nil, false) }
+        defer { (lastBound, lastCount, infinite, count, hasSum, bucketIndex) = (-.infinity, 0, nil, nil, false, 0) }
         guard current != nil, kind == .histogram else { return }
         guard let infinite else { throw RuleFailure("a histogram series without its +Inf bucket") }
         if let count, count != infinite { throw RuleFailure("_count (\(count)) is not the +Inf bucket's count (\(infinite))") }
@@ -110,6 +129,16 @@ struct SeriesRules {
     /// is not one. Most are read directly: at most 19 significant digits and a power of ten within
     /// 10^±22 make an exact float64 from one multiplication or division; the rest go to `strtod`.
     static func number(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        // Most values are counts: up to 15 digits, exact as they are.
+        if bytes.count <= 15 {
+            var whole: UInt64 = 0
+            var digits = 0
+            while digits < bytes.count, bytes[digits] &- UInt8(ascii: "0") < 10 {
+                whole = whole &* 10 &+ UInt64(bytes[digits] &- UInt8(ascii: "0"))
+                digits += 1
+            }
+            if digits == bytes.count && digits > 0 { return Double(whole) }
+        }
         var index = 0
         var negative = false
         if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {

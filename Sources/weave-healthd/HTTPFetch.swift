@@ -58,6 +58,10 @@ struct HTTPFetch: Sendable {
                 // The server closed the idle connection meanwhile: once more, on a new one.
                 promise.fail(StaleConnection()) // completes it if nothing else did
                 idle.close(promise: nil)
+            } catch let failure as FetchFailure where failure.beforeAnswer {
+                // The server closed it as the request went out (its idle timeout, or a crowded
+                // server making room for a newcomer): a GET, so once more on a new connection.
+                idle.close(promise: nil)
             }
         }
         let left = deadline - .now

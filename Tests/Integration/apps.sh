@@ -386,6 +386,56 @@ else not_ok "an app that fails at startup is down" "rc=$rc code=$code $(grep ord
 expect "the daemon logs why it is down" grep -q "Application orders-second is down: .*refused" "$WORK/daemon.log"
 expect "orders, whose port it was, is still up" grep -q '^weave_app_up{app="orders"} 1$' "$WORK/after-failure.txt"
 
+# --- peers that crowd an application's socket cannot hide it -------------------------------------------
+# 300 connections that send nothing and 300 that trickle a request, reconnecting whenever closed, on
+# orders' socket (its endpoint keeps 64 connections at most): before, a daemon started then found
+# every slot taken and read orders as down. A crowded endpoint now closes the longest idle connection
+# for a newcomer, so a freshly started daemon reads orders as up at its first scrape.
+"$PY" - "$APPS/orders.sock" > "$WORK/crowd.log" 2>&1 <<'PYTHON' &
+import asyncio, sys
+path = sys.argv[1]
+async def idle():
+    while True:
+        try:
+            reader, writer = await asyncio.open_unix_connection(path)
+            await reader.read()
+            writer.close()
+        except OSError:
+            pass
+        await asyncio.sleep(0.05)
+async def slowloris():
+    while True:
+        try:
+            reader, writer = await asyncio.open_unix_connection(path)
+            writer.write(b"GET /metrics HTTP/1.1\r\n")
+            while True:
+                await asyncio.sleep(1)
+                writer.write(b"X-Slow: 1\r\n")
+                await writer.drain()
+        except OSError:
+            pass
+        await asyncio.sleep(0.05)
+async def main():
+    tasks = [asyncio.create_task(idle()) for _ in range(300)] + [asyncio.create_task(slowloris()) for _ in range(300)]
+    await asyncio.sleep(3)
+    print("ready", flush=True)
+    await asyncio.sleep(300)
+asyncio.run(main())
+PYTHON
+CROWD=$!
+wait_ready "$CROWD" "$WORK/crowd.log"
+SECOND_PORT=$(free_port)
+printf 'listen:\n  - address: 127.0.0.1:%s\napps:\n  directory: %s\n  timeout: 1s\n  budget: 2s\n' "$SECOND_PORT" "$APPS" > "$WORK/second.yaml"
+"$BIN" --config "$WORK/second.yaml" > "$WORK/second.log" 2>&1 &
+SECOND=$!
+PIDS+=("$SECOND")
+wait_for "http://127.0.0.1:$SECOND_PORT/livez" 20 || not_ok "a second daemon starts" "$(tail -3 "$WORK/second.log")"
+first=$(curl -s --max-time 10 "http://127.0.0.1:$SECOND_PORT/metrics" | grep '^weave_app_up{app="orders"}')
+if [ "$first" = 'weave_app_up{app="orders"} 1' ]; then
+    ok "600 idle and slowloris peers on orders' socket: a daemon started meanwhile reads it as up at its first scrape"
+else not_ok "crowded peers hide an application" "first scrape: '$first'; $(grep -c orders "$WORK/second.log") lines on orders: $(grep orders "$WORK/second.log" | tail -2)"; fi
+kill -TERM "$SECOND" "$CROWD"; wait "$SECOND" "$CROWD" 2>/dev/null
+
 # --- a reload applies apps: -----------------------------------------------------------------------
 sed -i "s|^  directory: .*|  discover: false\n  targets:\n    - {name: only-orders, socket: $APPS/orders.sock}|" "$WORK/config.yaml"
 kill -HUP "$DAEMON"
