@@ -45,9 +45,10 @@ extension AppEndpoint {
         public var watchesMemoryPressure: Bool
         /// Which dependencies keep their latency buckets in `/metrics` (the cardinality control).
         public var resolveBuckets: ResolveBuckets
-        /// How long a `/metrics` render is served again (requests that arrive during a render always
-        /// share it): clients asking in a loop cost the application one render per this, whatever
-        /// their number. One second by default, below any scrape interval.
+        /// The least time between two `/metrics` renders: a request that comes sooner waits for it
+        /// to pass and shares the next render, so clients asking in a loop cost the application one
+        /// render, and one answer each, per this, whatever their number. One second by default,
+        /// below any scrape interval.
         public var metricsReuse: Duration
 
         public init(socket: Socket = .discoverable(), socketMode: UInt32 = 0o660, tcp: (host: String, port: Int)? = nil,

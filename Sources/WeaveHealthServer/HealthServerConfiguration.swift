@@ -85,8 +85,9 @@ public struct HealthServerConfiguration: Sendable {
     /// `/readyz` (see `ConnectionLimiter`). Keep it well under the descriptor limit (`LimitNOFILE=`).
     public var maxConnections: Int
     public var reservedConnections: Int
-    /// How long a `/metrics` render is served again to later requests of the same format. Requests
-    /// that arrive while one renders always share it; zero (the default) keeps nothing past that.
+    /// The least time between two `/metrics` renders of one format: a request that comes sooner
+    /// waits for it to pass and shares the next render. Requests that arrive while one renders always
+    /// share it; zero (the default) adds no wait.
     public var metricsReuse: Duration = .zero
 
     public init(listeners: [Listener], detailsPolicy: DetailsPolicy? = nil, unixSocketDetailsPolicy: DetailsPolicy? = nil,
