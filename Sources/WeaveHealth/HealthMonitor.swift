@@ -157,7 +157,7 @@ public actor HealthMonitor {
         let clock = ContinuousClock()
         let start = clock.now
         let running = Locked<(outcome: OneShot<HealthStatus?>?, work: Task<Void, Never>?, timer: Task<Void, Never>?)>((nil, nil, nil))
-        let cancelled: HealthStatus? = nil
+        let cancelled: HealthStatus? = nil // what a run cut short by cancellation returns: no status
         let status = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<HealthStatus?, Never>) in
                 let outcome = OneShot(continuation)

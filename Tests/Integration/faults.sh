@@ -202,8 +202,10 @@ livez=$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "$URL/livez")
 metrics=$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "$URL/metrics")
 readyz=$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "$URL/readyz/plugin")
 wait "$IDLE"
-if [ "$livez" = 200 ] && [ "$readyz" = 200 ] && [ "$metrics" = 503 ] && ! grep -q "Too many open files" "$WORK/http.log"; then
-    ok "5. 700 idle connections under a 1,024-descriptor limit: /livez $livez, /readyz/plugin $readyz, /metrics $metrics, checks still run"
+# The idle connections fill the server; a newcomer closes the longest idle of them (idle over 0.5 s)
+# and is served in full, where before it got the probes' reserve and /metrics answered 503.
+if [ "$livez" = 200 ] && [ "$readyz" = 200 ] && [ "$metrics" = 200 ] && ! grep -q "Too many open files" "$WORK/http.log"; then
+    ok "5. 700 idle connections under a 1,024-descriptor limit: /livez $livez, /readyz/plugin $readyz, /metrics $metrics (idle ones closed to make room), checks still run"
 else not_ok "5. connection exhaustion" "/livez $livez /readyz $readyz /metrics $metrics $(grep -m1 'Too many' "$WORK/http.log")"; fi
 sleep 1
 if curl -sf -o /dev/null "$URL/metrics"; then ok "5. once the connections are gone, /metrics is served again"; else not_ok "5. recovery after exhaustion"; fi
