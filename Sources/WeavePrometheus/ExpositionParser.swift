@@ -8,14 +8,15 @@ import WeaveSupport
 ///
 /// It is strict: a line that is not valid exposition syntax, a sample outside the family its TYPE
 /// line opened, or a type other than counter, gauge, histogram and summary rejects the whole input
-/// with its line number. Nothing is guessed. It also rejects what a Prometheus server would reject
-/// in the merged exposition, where one bad line loses the whole scrape: bytes that are not UTF-8, a
-/// label name given twice or beginning with `__`, a `# UNIT` that is not a suffix of its family's
-/// name, and a value outside float64 (`1e400`). A counter's sample named without `_total` (text
-/// format 0.0.4 allows it) is given it, so that both formats of the merged exposition are valid.
-/// A label the
-/// caller adds whose name the line uses already is kept as `exported_<name>`, with `exported_`
-/// repeated until the name is unique, as Prometheus does.
+/// with its line number. Nothing is guessed. It also rejects what a Prometheus server, promtool or
+/// the OpenMetrics parser would reject in the merged exposition, where one bad line loses the whole
+/// scrape: bytes that are not UTF-8, a label name given twice or beginning with `__`, a `# UNIT`
+/// that is not a suffix of its family's name, a value outside float64 (`1e400`), and what breaks
+/// the rules across a family's lines (`SeriesRules`: each series once, histograms and summaries
+/// whole). A counter's sample named without `_total` (text format 0.0.4 allows it) is given it,
+/// and a value is written after one space, so that both formats of the merged exposition are
+/// valid. A label the caller adds whose name the line uses already is kept as `exported_<name>`,
+/// with `exported_` repeated until the name is unique, as Prometheus does.
 public enum ExpositionParser {
     /// Why an exposition was rejected, and on which line (1-based).
     public struct Failure: Error, Sendable, CustomStringConvertible {
@@ -64,8 +65,8 @@ public enum ExpositionParser {
         /// and every label but the last, each with its comma: a histogram's buckets differ in `le`
         /// only), already shown valid; nil after a comment line, which may open another family.
         var repeatable: RepeatablePrefix?
-        /// Where each label name of the last line read whole begins in `bytes`, and its length
-        /// (reused from line to line: no allocation per sample).
+        /// Where each label of the last line read whole is in `bytes`: its name's start and length,
+        /// and its value's bounds, without quotes (reused from line to line: no allocation per sample).
         var labelNames: [(start: Int, count: Int, valueStart: Int, valueEnd: Int)] = []
         /// The rules across the open family's lines: one series once, a histogram's buckets in order.
         var rules = SeriesRules()

@@ -58,10 +58,6 @@ struct HTTPFetch: Sendable {
                 // The server closed the idle connection meanwhile: once more, on a new one.
                 promise.fail(StaleConnection()) // completes it if nothing else did
                 idle.close(promise: nil)
-            } catch let failure as FetchFailure where failure.beforeAnswer {
-                // The server closed it as the request went out (its idle timeout, or a crowded
-                // server making room for a newcomer): a GET, so once more on a new connection.
-                idle.close(promise: nil)
             }
         }
         let left = deadline - .now
@@ -138,7 +134,8 @@ struct HTTPFetch: Sendable {
 }
 
 /// A connection closed before any byte of its response came back: on a connection taken from the
-/// pool, the server's idle timeout, worth one more try on a new connection.
+/// pool, the server's idle timeout (or a crowded server making room for a newcomer), worth one more
+/// try on a new connection.
 private struct StaleConnection: Error {}
 
 /// Idle connections to the applications, at most one per target and `capacity` in all, for the
