@@ -573,12 +573,7 @@ public enum ExpositionParser {
 
         /// Whether the number `start` spells (already shown valid) is within float64's range.
         static func isFinite(_ start: UnsafePointer<UInt8>, count: Int) -> Bool {
-            let text = [CChar](unsafeUninitializedCapacity: count + 1) { buffer, initialized in
-                UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: start, byteCount: count)
-                buffer[count] = 0
-                initialized = count + 1
-            }
-            return strtod(text, nil).isFinite
+            SeriesRules.number(UnsafeBufferPointer(start: start, count: count))?.isFinite == true
         }
 
         /// HELP text with `\\` and `\n` read back, byte by byte (a scan of `Character`s costs a

@@ -203,13 +203,14 @@ final class AppFleet: Sendable {
         let room = Locked(Self.maxHealthKept)
         let answers = await ask("/health", accept: "application/health+json", maxBytes: Self.maxHealthBytes) { _, response throws(FetchFailure) in
             let health = try AppHealth(response.body, status: response.status)
+            let kept = health.keptBytes
             let fits = room.withLock { left -> Bool in
-                guard left >= health.keptBytes else { return false }
-                left -= health.keptBytes
+                guard left >= kept else { return false }
+                left -= kept
                 return true
             }
             guard fits else {
-                throw FetchFailure("its /health (\(health.components.count) components, \(health.keptBytes) bytes) does not fit in "
+                throw FetchFailure("its /health (\(health.components.count) components, \(kept) bytes) does not fit in "
                                    + "what is left of the \(Self.maxHealthKept) bytes kept of all applications' health this round")
             }
             return health
