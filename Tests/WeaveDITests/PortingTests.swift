@@ -47,6 +47,28 @@ struct KeyPathHolder {
     @Injected(\.exchange) var exchange: any ExchangeUseCase
 }
 
+/// Upstream's documentation writes `@Injected(Key.self)` without a type: the key must win over
+/// the concrete-type initializer, which would make the property `ExchangeUseCaseKey?`.
+struct UnannotatedKeyHolder {
+    @Injected(ExchangeUseCaseKey.self) var exchange
+}
+
+/// A key whose value is optional, as upstream's documentation writes many.
+enum OptionalMailerKey: InjectedKey {
+    static var liveValue: Mailer? { nil }
+}
+
+extension InjectedValues {
+    var optionalMailer: Mailer? {
+        get { self[OptionalMailerKey.self] }
+        set { self[OptionalMailerKey.self] = newValue }
+    }
+}
+
+struct OptionalKeyHolder {
+    @Injected(\.optionalMailer) var mailer
+}
+
 @Suite struct PortingTests {
     @Test func weaveDIIsAnExtendableNamespaceAndStillNamesTheContainer() async {
         let container: WeaveDI.Container = Container()
@@ -146,6 +168,27 @@ struct KeyPathHolder {
             withInjectedValues({ $0.exchange = RegisteredExchange() }) {
                 #expect(KeyHolder().exchange.rate == 2.2)
             }
+        }
+    }
+
+    @Test func anUnannotatedKeyWrapperReadsTheKey() {
+        withContainer(Container()) {
+            let holder = UnannotatedKeyHolder()
+            let exchange: any ExchangeUseCase = holder.exchange // compiles only if the key won
+            #expect(exchange.rate == 0.5)
+        }
+    }
+
+    @Test func aKeyWithAnOptionalValueSeesTheWrappedTypesRegistration() {
+        let container = Container()
+        withContainer(container) { #expect(OptionalKeyHolder().mailer == nil) } // the default, nil
+        #expect(container.statistics().services.allSatisfy { $0.errorCount == 0 })
+        let mailer = Mailer()
+        container.register(Mailer.self, instance: mailer)
+        withContainer(container) { #expect(OptionalKeyHolder().mailer === mailer) }
+        #expect(container.statistics()["Mailer"]?.resolutions == 1)
+        withContainer(container) {
+            withInjectedValues({ $0.optionalMailer = nil }) { #expect(OptionalKeyHolder().mailer == nil) } // an override of nil wins
         }
     }
 

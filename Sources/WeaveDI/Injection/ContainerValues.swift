@@ -6,8 +6,13 @@ enum ContainerValues {
     /// The current container's registration of `Value` (here or in an ancestor), resolved, or nil
     /// when it has none: a miss is not counted as a resolution error, as the key's default answers,
     /// and in a container without a parent it costs one lookup, as a hit does.
+    /// A key whose value is optional (`static var liveValue: Service? { nil }`) reads the
+    /// registration of the wrapped type, `Service`, as upstream's keys do.
     @inlinable @inline(__always)
     static func value<Value>(_ type: Value.Type) -> Value? {
-        Container.withCurrent { $0.resolveQuietly(type) }
+        Container.withCurrent { container in
+            if let registered = container.resolveQuietly(type) { return registered }
+            return (type as? any InjectableOptional.Type)?.registeredWrapped(in: container) as? Value
+        }
     }
 }

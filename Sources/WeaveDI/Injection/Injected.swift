@@ -42,8 +42,9 @@ public struct Injected<Value>: Sendable {
         unretained = UnretainedLazyValue(storage)
     }
 
-    /// Resolves the concrete type `type`; the property is `T?`.
-    @inlinable
+    /// Resolves the concrete type `type`; the property is `T?`. Disfavoured, so that
+    /// `@Injected(SomeKey.self) var value` without a type reads the key.
+    @inlinable @_disfavoredOverload
     public init<T>(_ type: T.Type) where Value == T? {
         fromValues = nil
         fromContainer = { $0.resolve(T.self) }
@@ -114,11 +115,18 @@ public struct Injected<Value>: Sendable {
 public protocol InjectableOptional: SendableMetatype {
     /// The wrapped type resolved from `container`, or `nil`.
     static func resolved(from container: Container) -> Self
+    /// The wrapped type's registration in `container`, resolved, as `Self`; nil when there is none
+    /// (a miss not counted as an error), for keys whose value is optional.
+    static func registeredWrapped(in container: Container) -> Self?
 }
 
 extension Optional: InjectableOptional {
     @inlinable
     public static func resolved(from container: Container) -> Self {
         container.resolve(Wrapped.self)
+    }
+
+    public static func registeredWrapped(in container: Container) -> Self? {
+        container.resolveQuietly(Wrapped.self).map { .some($0) }
     }
 }
