@@ -18,9 +18,7 @@ let package = Package(
             name: "Orders",
             dependencies: [
                 .product(name: "WeaveDI", package: "WeaveDI"),
-                .product(name: "WeaveHealth", package: "WeaveDI"),
                 .product(name: "WeaveAppEndpoint", package: "WeaveDI"),
-                .product(name: "WeavePrometheus", package: "WeaveDI"),
                 .product(name: "WeaveSystemd", package: "WeaveDI"),
                 .product(name: "WeaveHummingbird", package: "WeaveHummingbird"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -12,13 +12,15 @@ let package = Package(
     dependencies: [
         .package(name: "WeaveDI", path: "../.."),
         .package(url: "https://github.com/vapor/vapor.git", from: "4.122.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         .target(
             name: "WeaveVapor",
             dependencies: [
-                .product(name: "WeaveHealthServer", package: "WeaveDI"),
+                .product(name: "WeaveAppEndpoint", package: "WeaveDI"),
                 .product(name: "Vapor", package: "vapor"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

@@ -25,13 +25,15 @@ UNITS="$WORK/root/etc/systemd/system"
 if [ "$(stat -c %a "$WORK/root/run/weave/apps" 2>/dev/null)" = 2770 ] && grep -q '^weave:' "$WORK/root/etc/group"; then
     ok "sysusers.d and tmpfiles.d: group weave, /run/weave/apps 2770 (setgid) for the applications' sockets"
 else not_ok "the apps directory and group" "$(ls -la "$WORK/root/run/weave" 2>&1) $(grep weave "$WORK/root/etc/group" 2>&1)"; fi
+# The example unit of an application (an executable that exists, for verify: the daemon's).
+sed "s|/usr/local/bin/orders|$BIN|" "$ROOT/systemd/examples/orders.service" > "$UNITS/orders.service"
 sed -i "s|/usr/local/bin/weave-healthd|$BIN|g" "$UNITS"/*
-for unit in weave-healthd.service weave-healthd.socket weave-healthd-isolated.service; do
+for unit in weave-healthd.service weave-healthd.socket weave-healthd-isolated.service orders.service; do
     output=$(cd "$UNITS" && systemd-analyze verify "./$unit" 2>&1); rc=$?
     if [ $rc -eq 0 ] && [ -z "$output" ]; then ok "systemd-analyze verify $unit"; else not_ok "systemd-analyze verify $unit" "$output"; fi
 done
 # --threshold is on the 0-100 scale: 12 is an exposure of 1.2.
-for pair in weave-healthd.service:12 weave-healthd-isolated.service:6; do
+for pair in weave-healthd.service:12 weave-healthd-isolated.service:6 orders.service:15; do
     unit=${pair%%:*}; threshold=${pair##*:}
     score=$(systemd-analyze security --offline=yes "$UNITS/$unit" 2>&1 | tail -1)
     if systemd-analyze security --offline=yes --threshold="$threshold" "$UNITS/$unit" >/dev/null 2>&1; then

@@ -1,6 +1,5 @@
 import Synchronization
-import WeaveDI
-import WeaveHealth
+import WeaveAppEndpoint
 
 /// The order store. Checked by weave-healthd as `<app>/Database`.
 final class Database: HealthCheckable {

@@ -3,11 +3,8 @@ import Hummingbird
 import Logging
 import Metrics
 import Prometheus
-import WeaveAppEndpoint
-import WeaveDI
-import WeaveHealth
+import WeaveAppEndpoint // the container, health checks, ServiceIdentity and the endpoint
 import WeaveHummingbird
-import WeavePrometheus
 import WeaveSystemd
 
 // Orders: a Hummingbird 2 service on WeaveDI, observed by weave-healthd.

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import Vapor
 import VaporTesting
@@ -28,7 +29,7 @@ private final class Orders: Sendable {}
 
         let app = try await Application.make(.testing)
         app.get("orders") { _ in "[]" }
-        app.weaveHealthRoutes(endpoint.router)
+        app.addWeaveHealthRoutes(endpoint.router)
         do {
             let tester = try app.testing()
             try await tester.test(.GET, "orders") { #expect($0.body.string == "[]") }
@@ -56,5 +57,32 @@ private final class Orders: Sendable {}
             throw error
         }
         try await app.asyncShutdown()
+    }
+
+    @Test func runsTheEndpointFromBootToAGracefulShutdown() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("weave-vapor-\(getpid())").path
+        let socket = directory + "/billing.sock"
+        let container = Container()
+        container.register("ledger", (any HealthCheckable).self, scope: .singleton) { Failing() }
+        let endpoint = AppEndpoint(container: container, identity: ServiceIdentity(serviceID: "billing", description: "", version: "1.0.0"),
+                                   configuration: .init(socket: .discoverable(directory: directory)))
+        let app = try await Application.make(.testing)
+        app.addWeaveEndpoint(endpoint)
+        app.addWeaveHealthRoutes(endpoint.router)
+        let tester = try app.testing() // boots the application: the endpoint starts, not marked by hand
+        var ready = false
+        for _ in 0..<100 where !ready {
+            try await tester.test(.GET, "readyz?exclude=ledger") { ready = $0.status == .ok }
+            if !ready { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(ready) // the first round ran and readiness passed
+        for _ in 0..<100 where endpoint.boundListeners == nil { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(endpoint.boundListeners == ["unix:" + socket])
+        #expect(FileManager.default.fileExists(atPath: socket))
+        try await tester.test(.GET, "readyz/ledger") { #expect($0.status == .serviceUnavailable) }
+        try await app.asyncShutdown()
+        // A graceful shutdown: the application left, so its socket is gone.
+        #expect(!FileManager.default.fileExists(atPath: socket))
+        try? FileManager.default.removeItem(atPath: directory)
     }
 }

@@ -7,9 +7,12 @@ extension RoutesBuilder {
     /// `?verbose` and `?exclude=` as on the endpoint's own socket (HEAD is answered by Vapor from GET).
     ///
     /// ```swift
-    /// app.weaveHealthRoutes(endpoint.router)
+    /// app.addWeaveHealthRoutes(endpoint.router)
     /// ```
-    public func weaveHealthRoutes(_ health: HealthRouter) {
+    ///
+    /// The same name as the Hummingbird adapter's. `Application.addWeaveEndpoint(_:)` runs the
+    /// endpoint itself (its checks and its socket) in the application's lifecycle.
+    public func addWeaveHealthRoutes(_ health: HealthRouter) {
         let paths: [[PathComponent]] = [["metrics"], ["health"], ["livez"], ["readyz"], ["readyz", "**"]]
         for path in paths {
             on(.GET, path) { request async -> Response in
