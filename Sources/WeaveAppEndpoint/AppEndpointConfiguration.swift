@@ -14,7 +14,7 @@ extension AppEndpoint {
             /// `<directory>/<name>.sock`, where the daemon discovers it (the name is the identity's
             /// `serviceID`, with characters other than letters, digits, `.`, `_` and `-` made `_`).
             case discoverable(directory: String = Configuration.defaultDirectory)
-            /// A socket at this path, for a daemon configured to read it (`apps: sockets:`).
+            /// A socket at this path, for a daemon configured to read it (`apps: targets:`).
             case path(String)
             /// No socket: only `tcp`, or only the routes mounted in the application's own router.
             case none

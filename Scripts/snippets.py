@@ -1,0 +1,158 @@
+"""Writes the Swift blocks of README.md and docs/*.md as packages to build (see Scripts/check-snippets).
+
+Usage: snippets.py ROOT WORK [GROUP ...]
+"""
+import os
+import re
+import sys
+
+ROOT, WORK = sys.argv[1], sys.argv[2]
+WANTED = set(sys.argv[3:]) or {"integrations", "vapor", "macros", "dependencies"}
+
+GROUPS = {
+    # group: (scratch folder, package dependencies, target dependencies)
+    "integrations": (".build-integrations", [
+        '.package(name: "WeaveDI", path: "{root}")',
+        '.package(name: "WeaveHummingbird", path: "{root}/Integrations/WeaveHummingbird")',
+        '.package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0")',
+        '.package(url: "https://github.com/apple/swift-log.git", from: "1.16.2")',
+        '.package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0")',
+    ], [
+        ("WeaveDI", "WeaveDI"), ("WeaveHealth", "WeaveDI"), ("WeavePrometheus", "WeaveDI"),
+        ("WeaveHealthServer", "WeaveDI"), ("WeaveSystemd", "WeaveDI"), ("WeaveAppEndpoint", "WeaveDI"),
+        ("WeaveHummingbird", "WeaveHummingbird"), ("Hummingbird", "hummingbird"),
+        ("Logging", "swift-log"), ("ServiceLifecycle", "swift-service-lifecycle"),
+    ]),
+    "vapor": (".build-vapor", [
+        '.package(name: "WeaveDI", path: "{root}")',
+        '.package(name: "WeaveVapor", path: "{root}/Integrations/WeaveVapor")',
+        '.package(url: "https://github.com/vapor/vapor.git", from: "4.122.0")',
+    ], [
+        ("WeaveDI", "WeaveDI"), ("WeaveAppEndpoint", "WeaveDI"), ("WeaveVapor", "WeaveVapor"), ("Vapor", "vapor"),
+    ]),
+    "macros": (".build-macros", [
+        '.package(name: "WeaveDI", path: "{root}")',
+        '.package(name: "WeaveMacros", path: "{root}/Integrations/WeaveMacros")',
+    ], [("WeaveDI", "WeaveDI"), ("WeaveMacros", "WeaveMacros")]),
+    "dependencies": (".build-dependencies", [
+        '.package(name: "WeaveDI", path: "{root}")',
+        '.package(name: "WeaveDependencies", path: "{root}/Integrations/WeaveDependencies")',
+        '.package(url: "https://github.com/pointfreeco/swift-dependencies.git", from: "1.17.1")',
+    ], [("WeaveDI", "WeaveDI"), ("WeaveDependencies", "WeaveDependencies"), ("Dependencies", "swift-dependencies")]),
+}
+
+
+def group_of(code):
+    imports = set(re.findall(r"^\s*(?:@_exported\s+)?import\s+(\w+)", code, re.M))
+    if imports & {"Vapor", "WeaveVapor"}:
+        return "vapor"
+    if "WeaveMacros" in imports:
+        return "macros"
+    if imports & {"Dependencies", "WeaveDependencies"}:
+        return "dependencies"
+    return "integrations"
+
+
+def blocks(path):
+    """(line, info, code) of each fenced swift block."""
+    found, lines = [], open(path, encoding="utf-8").read().split("\n")
+    index = 0
+    while index < len(lines):
+        match = re.match(r"^```(swift.*)$", lines[index].strip())
+        if match:
+            start, body = index + 1, []
+            index += 1
+            while index < len(lines) and lines[index].strip() != "```":
+                body.append(lines[index])
+                index += 1
+            if index == len(lines):
+                sys.exit(f"{path}:{start}: a swift block that does not end")
+            found.append((start, match.group(1).split(), "\n".join(body) + "\n"))
+        index += 1
+    return found
+
+
+documents = [os.path.join(ROOT, "README.md")] + sorted(
+    os.path.join(ROOT, "docs", name) for name in os.listdir(os.path.join(ROOT, "docs")) if name.endswith(".md"))
+
+programs = {group: [] for group in GROUPS}  # group: [(target, [source lines], code)]
+manifests = []  # (name, manifest, target, code, group, where)
+for document in documents:
+    relative = os.path.relpath(document, ROOT)
+    stem = re.sub(r"\W", "_", os.path.splitext(relative)[0])
+    pending_manifest = None
+    previous = None  # (group, index in programs[group])
+    for number, (line, info, code) in enumerate(blocks(document), 1):
+        where = f"{relative}:{line}"
+        if "import PackageDescription" in code:
+            pending_manifest = (code, where)
+            continue
+        if pending_manifest:
+            manifest, manifest_where = pending_manifest
+            pending_manifest = None
+            target = re.search(r'executableTarget\(\s*name:\s*"(\w+)"', manifest)
+            if not target:
+                sys.exit(f"{manifest_where}: a manifest without an executableTarget before the block at {where}")
+            manifests.append((f"{stem}_{number}", manifest, target.group(1), code, group_of(code), f"{manifest_where} + {where}"))
+            previous = None
+            continue
+        if "continued" in info[1:]:
+            if previous is None:
+                sys.exit(f"{where}: 'swift continued' with no block before it")
+            group, position = previous
+            target, sources, text = programs[group][position]
+            programs[group][position] = (target, sources + [where], text + code)
+            continue
+        group = group_of(code)
+        programs[group].append((f"{stem}_{number}", [where], code))
+        previous = (group, len(programs[group]) - 1)
+    if pending_manifest:
+        sys.exit(f"{pending_manifest[1]}: a manifest with no Swift block after it")
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(text)
+
+
+for group, entries in programs.items():
+    if group not in WANTED or not entries:
+        continue
+    scratch, packages, products = GROUPS[group]
+    package = os.path.join(WORK, "snippets-" + group)  # not "vapor": a root package named like a dependency clashes
+    dependencies = ",\n".join(f'    .product(name: "{name}", package: "{owner}")' for name, owner in products)
+    targets = ",\n".join(f'        .executableTarget(name: "{target}", dependencies: products)' for target, _, _ in entries)
+    write(os.path.join(package, "Package.swift"), f"""// swift-tools-version:6.0
+import PackageDescription
+
+// Generated by Scripts/check-snippets: the Swift blocks of the documentation, one program each.
+let products: [Target.Dependency] = [
+{dependencies},
+]
+
+let package = Package(
+    name: "Snippets{group.capitalize()}",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+{",".join(chr(10) + "        " + p.format(root=ROOT) for p in packages)},
+    ],
+    targets: [
+{targets},
+    ],
+    swiftLanguageModes: [.v6]
+)
+""")
+    for target, sources, code in entries:
+        write(os.path.join(package, "Sources", target, "main.swift"), f"// {' + '.join(sources)}\n" + code)
+    write(os.path.join(package, ".scratch"), os.path.join(ROOT, scratch))
+    write(os.path.join(package, "blocks.txt"), "\n".join(" + ".join(sources) for _, sources, _ in entries) + "\n")
+
+for name, manifest, target, code, group, where in manifests:
+    if group not in WANTED:
+        continue
+    package = os.path.join(WORK, name)
+    write(os.path.join(package, "Package.swift"), manifest.replace('"../weave-di', f'"{ROOT}'))
+    write(os.path.join(package, "Sources", target, "main.swift"), code)
+    write(os.path.join(package, ".scratch"), os.path.join(ROOT, GROUPS[group][0]))
+    write(os.path.join(package, "blocks.txt"), where + "\n")
