@@ -49,7 +49,7 @@ public struct InjectedValues: Sendable {
             }
         }
         if let set = external() { return set }
-        if let registered = ContainerValues.value(K.Value.self) { return registered }
+        if let registered = ContainerValues.value(for: key) { return registered }
         return InjectedDefaults.value(for: key)
     }
 
