@@ -54,12 +54,11 @@ def group_of(code):
 
 
 def blocks(path):
-    """(line, info, code) of each fenced swift block."""
+    """(line, code) of each fenced swift block."""
     found, lines = [], open(path, encoding="utf-8").read().split("\n")
     index = 0
     while index < len(lines):
-        match = re.match(r"^```(swift.*)$", lines[index].strip())
-        if match:
+        if re.match(r"^```swift\b", lines[index].strip()):
             start, body = index + 1, []
             index += 1
             while index < len(lines) and lines[index].strip() != "```":
@@ -67,7 +66,7 @@ def blocks(path):
                 index += 1
             if index == len(lines):
                 sys.exit(f"{path}:{start}: a swift block that does not end")
-            found.append((start, match.group(1).split(), "\n".join(body) + "\n"))
+            found.append((start, "\n".join(body) + "\n"))
         index += 1
     return found
 
@@ -80,34 +79,22 @@ manifests = []  # (name, manifest, target, code, group, where)
 for document in documents:
     relative = os.path.relpath(document, ROOT)
     stem = re.sub(r"\W", "_", os.path.splitext(relative)[0])
-    pending_manifest = None
-    previous = None  # (group, index in programs[group])
-    for number, (line, info, code) in enumerate(blocks(document), 1):
+    previous = None  # (group, index in programs[group]) of the last program
+    for number, (line, code) in enumerate(blocks(document), 1):
         where = f"{relative}:{line}"
         if "import PackageDescription" in code:
-            pending_manifest = (code, where)
-            continue
-        if pending_manifest:
-            manifest, manifest_where = pending_manifest
-            pending_manifest = None
-            target = re.search(r'executableTarget\(\s*name:\s*"(\w+)"', manifest)
-            if not target:
-                sys.exit(f"{manifest_where}: a manifest without an executableTarget before the block at {where}")
-            manifests.append((f"{stem}_{number}", manifest, target.group(1), code, group_of(code), f"{manifest_where} + {where}"))
-            previous = None
-            continue
-        if "continued" in info[1:]:
-            if previous is None:
-                sys.exit(f"{where}: 'swift continued' with no block before it")
+            # The manifest of the program before it: that program becomes a package of its own.
+            target = re.search(r'executableTarget\(\s*name:\s*"(\w+)"', code)
+            if previous is None or not target:
+                sys.exit(f"{where}: a manifest needs an executableTarget and a Swift block before it")
             group, position = previous
-            target, sources, text = programs[group][position]
-            programs[group][position] = (target, sources + [where], text + code)
+            _, sources, main = programs[group].pop(position)
+            manifests.append((f"{stem}_{number}", code, target.group(1), main, group, f"{' + '.join(sources)} + {where}"))
+            previous = None
             continue
         group = group_of(code)
         programs[group].append((f"{stem}_{number}", [where], code))
         previous = (group, len(programs[group]) - 1)
-    if pending_manifest:
-        sys.exit(f"{pending_manifest[1]}: a manifest with no Swift block after it")
 
 
 def write(path, text):
