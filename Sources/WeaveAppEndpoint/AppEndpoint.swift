@@ -9,7 +9,8 @@ import WeavePrometheus
 import WeaveSupport
 
 /// What an application serves so that weave-healthd (or anyone allowed) can see inside it: its
-/// container's statistics and its health checks, at `/metrics`, `/health`, `/livez` and `/readyz`.
+/// container's statistics and its health checks, at `/metrics`, `/health`, `/livez`, `/readyz` and
+/// `/dependencies` (its slowest dependencies, for the daemon's status page).
 /// One `Service` for the application's `ServiceGroup`: it runs the health checks (one round, then
 /// readiness passes, then on their intervals) and the endpoint's server, until graceful shutdown.
 ///
@@ -52,7 +53,8 @@ public final class AppEndpoint: Service, Sendable {
                 ContainerMetrics(buckets: configuration.resolveBuckets) { container.statistics() },
                 HealthMetrics { monitor.latestReport },
             ] + collectors + [ProcessMetrics(), BuildInfo(identity: identity)],
-            source: MonitorHealthSource(monitor: monitor), lifecycle: ServerLifecycle())
+            source: MonitorHealthSource(monitor: monitor), lifecycle: ServerLifecycle(),
+            statistics: { container.statistics() })
         self.server = listeners.isEmpty ? nil : HealthServer(router: router, group: group, logger: logger)
     }
 

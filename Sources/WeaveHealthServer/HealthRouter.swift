@@ -4,8 +4,9 @@ import WeaveHealth
 import WeavePrometheus
 import WeaveSupport
 
-/// The endpoints: `/`, `/metrics`, `/health`, `/livez`, `/readyz`, `/readyz/<name>`. Separate from
-/// the server core, as a router in Hummingbird is, so any server can embed it.
+/// The endpoints: `/`, `/metrics`, `/health`, `/livez`, `/readyz`, `/readyz/<name>` and, with
+/// statistics, `/dependencies`. Separate from the server core, as a router in Hummingbird is, so any
+/// server can embed it.
 public struct HealthRouter: Sendable {
     private let current: Locked<HealthServerConfiguration>
     private let renderings = SharedRendering()
@@ -15,15 +16,22 @@ public struct HealthRouter: Sendable {
     public let collectors: [any MetricCollector]
     public let source: any HealthSource
     public let lifecycle: ServerLifecycle
+    /// The container's statistics, for `/dependencies`; without them there is no such endpoint.
+    public let statistics: (@Sendable () -> ContainerStatistics)?
+    /// What `/` shows; without one, a small page of the endpoints and the checks' states.
+    public let statusPage: (any StatusPage)?
 
     /// `collectors` usually end with `ProcessMetrics()` and `BuildInfo(identity:)`.
     public init(configuration: HealthServerConfiguration, identity: ServiceIdentity, collectors: [any MetricCollector],
-                source: any HealthSource, lifecycle: ServerLifecycle) {
+                source: any HealthSource, lifecycle: ServerLifecycle,
+                statistics: (@Sendable () -> ContainerStatistics)? = nil, statusPage: (any StatusPage)? = nil) {
         current = Locked(configuration)
         self.identity = identity
         self.collectors = collectors
         self.source = source
         self.lifecycle = lifecycle
+        self.statistics = statistics
+        self.statusPage = statusPage
     }
 
     /// The configuration in force; `reconfigure` replaces it (a reload), every copy of the router sees it.
@@ -43,9 +51,14 @@ public struct HealthRouter: Sendable {
 
     static let endpoints = ["/", "/metrics", "/health", "/livez", "/readyz"]
 
+    /// What a framework adapter mounts in an application's router, as path components (`**`: any
+    /// rest of the path), each for GET and HEAD: every endpoint but `/`, which is the application's.
+    public static let mountedPaths: [[String]] = [["metrics"], ["health"], ["livez"], ["readyz"], ["readyz", "**"], ["dependencies"]]
+
     /// Answers `request`; paths outside the listener's `role` are 404.
     public func handle(_ request: HealthRequest, role: ListenerRole = .all) async -> HealthResponse {
         let known = Self.endpoints.contains(request.path) || request.path.hasPrefix("/readyz/")
+            || (request.path == "/dependencies" && statistics != nil)
         guard known, role.serves(request.path) else { return text(404, "not found: \(request.path)\n") }
         guard request.method == "GET" || request.method == "HEAD" else {
             var response = text(405, "method not allowed\n")
@@ -54,7 +67,13 @@ public struct HealthRouter: Sendable {
         }
         var response: HealthResponse
         switch request.path {
-        case "/": response = await landingPage()
+        case "/":
+            if let statusPage {
+                response = await statusPage.render(request, details: showsDetails(request, configuration))
+            } else {
+                response = await landingPage()
+            }
+        case "/dependencies": response = dependencies(request)
         case "/metrics": response = await metrics(request)
         case "/health": response = await health(request)
         case "/livez": response = await livez(request)
@@ -209,6 +228,16 @@ public struct HealthRouter: Sendable {
         return text(ok ? 200 : 503, lines.joined(separator: "\n") + "\n")
     }
 
+    // MARK: /dependencies
+
+    /// The slowest dependencies (`?limit=N`, 10 by default, at most 100), as `DependencySummary` JSON.
+    private func dependencies(_ request: HealthRequest) -> HealthResponse {
+        let asked = request.values("limit").last.flatMap { Int($0) } ?? DependencySummary.defaultLimit
+        let summary = DependencySummary(version: identity.version, startedAt: ProcessMetrics.startTime(),
+                                        statistics: statistics!(), limit: asked)
+        return HealthResponse(status: 200, contentType: "application/json", text: summary.json)
+    }
+
     // MARK: /
 
     private func landingPage() async -> HealthResponse {
@@ -248,22 +277,5 @@ enum ConstantTime {
             difference |= Int((index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0))
         }
         return difference == 0
-    }
-}
-
-enum HTML {
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
     }
 }

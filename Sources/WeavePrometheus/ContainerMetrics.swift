@@ -51,7 +51,7 @@ public struct ContainerMetrics: MetricCollector {
             if service.cachedHitLatency.count > 0 {
                 durations.append(series(service.cachedHitLatency, service: service.service, path: "cached_hit", buckets: keepBuckets))
             }
-            let timed = service.factoryLatency.merged(with: service.cachedHitLatency)
+            let timed = service.latency
             if keepBuckets, timed.count > 0 {
                 for (label, q) in Self.quantiles {
                     latencies.append(.init(labels: labels + [("quantile", label)], value: timed.quantile(q)!))

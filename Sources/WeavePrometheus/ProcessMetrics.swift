@@ -13,20 +13,16 @@ public struct ProcessMetrics: MetricCollector {
         var families: [MetricFamily] = []
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         let pageSize = Double(sysconf(Int32(_SC_PAGESIZE)))
-        if let stat = readTextFile("/proc/self/stat"), let close = stat.lastIndex(of: ")") {
-            // Fields after "pid (comm)": state is field 3, so index i here is field i + 3.
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            if fields.count > 21, let utime = Double(fields[11]), let stime = Double(fields[12]),
-               let start = Double(fields[19]), let vsize = Double(fields[20]), let rss = Double(fields[21]) {
-                families.append(.counter("process_cpu_seconds", "Total user and system CPU time spent in seconds.",
-                                         [([], (utime + stime) / ticks)]))
-                families.append(.gauge("process_virtual_memory_bytes", "Virtual memory size in bytes.", unit: "bytes", [([], vsize)]))
-                families.append(.gauge("process_resident_memory_bytes", "Resident memory size in bytes.", unit: "bytes",
-                                       [([], rss * pageSize)]))
-                if let bootTime {
-                    families.append(.gauge("process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
-                                           unit: "seconds", [([], bootTime + start / ticks)]))
-                }
+        if let fields = statFields(), fields.count > 21, let utime = Double(fields[11]), let stime = Double(fields[12]),
+           let vsize = Double(fields[20]), let rss = Double(fields[21]) {
+            families.append(.counter("process_cpu_seconds", "Total user and system CPU time spent in seconds.",
+                                     [([], (utime + stime) / ticks)]))
+            families.append(.gauge("process_virtual_memory_bytes", "Virtual memory size in bytes.", unit: "bytes", [([], vsize)]))
+            families.append(.gauge("process_resident_memory_bytes", "Resident memory size in bytes.", unit: "bytes",
+                                   [([], rss * pageSize)]))
+            if let start = startTime(fields) {
+                families.append(.gauge("process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
+                                       unit: "seconds", [([], start)]))
             }
         }
         families.append(.gauge("process_open_fds", "Number of open file descriptors.", [([], Double(openDescriptors()))]))
@@ -35,6 +31,22 @@ public struct ProcessMetrics: MetricCollector {
             families.append(.gauge("process_max_fds", "Maximum number of open file descriptors.", [([], Double(limit.rlim_cur))]))
         }
         return families
+    }
+
+    /// When this process started, in seconds since the Unix epoch (`process_start_time_seconds`).
+    public static func startTime() -> Double? {
+        statFields().flatMap(startTime)
+    }
+
+    private static func startTime(_ fields: [Substring]) -> Double? {
+        guard fields.count > 19, let bootTime, let start = Double(fields[19]) else { return nil }
+        return bootTime + start / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// The fields of `/proc/self/stat` after "pid (comm)": state is field 3, so index i is field i + 3.
+    private static func statFields() -> [Substring]? {
+        guard let stat = readTextFile("/proc/self/stat"), let close = stat.lastIndex(of: ")") else { return nil }
+        return stat[stat.index(after: close)...].split(separator: " ")
     }
 
     /// The boot time in `/proc/stat`, read once: the process's start does not move, and the file

@@ -4,6 +4,7 @@ import ServiceLifecycle
 import UnixSignals
 import WeaveDI
 import WeaveHealthServer
+import WeaveSupport
 import WeaveSystemd
 
 /// Runs the current runtime's health checks: one round at startup (then readiness may pass), then
@@ -40,8 +41,9 @@ struct MonitorService: Service {
     }
 }
 
-/// Reads the current runtime's applications' health every `apps.health_interval` (a reload may
-/// change it), after the first round `MonitorService` runs. Cancelled at shutdown.
+/// Reads the current runtime's applications' health, then their slowest dependencies (for the
+/// status page), every `apps.health_interval` (a reload may change it), after the first round
+/// `MonitorService` runs. Cancelled at shutdown.
 ///
 /// Each round is a burst of allocation, which `trimmer` gives back once the daemon is quiet.
 struct AppHealthService: Service {
@@ -53,7 +55,27 @@ struct AppHealthService: Service {
             let interval = source.runtime.apps.configuration.healthInterval
             do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) } } catch { return }
             // A round that asked no application allocated nothing worth trimming.
-            if await source.runtime.apps.refreshHealth() > 0 { trimmer.burstEnded() }
+            let apps = source.runtime.apps
+            if await apps.refreshHealth() > 0 {
+                await apps.refreshDependencies()
+                trimmer.burstEnded()
+            }
+        }
+    }
+}
+
+/// Records every check's and application's state in the status page's history every 5 seconds,
+/// until shutdown.
+struct StatusHistoryService: Service {
+    let source: DaemonSource
+    let history: StatusHistory
+
+    static let interval = Duration.seconds(5)
+
+    func run() async throws {
+        while true {
+            history.record(Array(await source.healthReport().checks.values), at: WallClock.now())
+            do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: Self.interval) } } catch { return }
         }
     }
 }

@@ -149,8 +149,10 @@ let own: [any MetricCollector] = [
     BuildInfo(identity: identity),
 ]
 let collectors: [any MetricCollector] = [AppMetrics(own: own, fleet: { source.runtime.apps }, trimmer: trimmer)]
+let history = StatusHistory()
 let router = HealthRouter(configuration: serverConfiguration, identity: identity, collectors: collectors, source: source,
-                          lifecycle: lifecycle)
+                          lifecycle: lifecycle, statistics: { source.runtime.container.statistics() },
+                          statusPage: DaemonStatusPage(source: source, history: history, identity: identity))
 let server = HealthServer(router: router, group: group, inheritedSockets: inheritedSockets,
                           logger: Logger(label: "weave.healthd.http"))
 let (reloads, reloadContinuation) = AsyncStream<Void>.makeStream()
@@ -160,6 +162,7 @@ var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
     // then the server fails readiness and drains, then the checks are cancelled.
     .init(service: MonitorService(source: source, lifecycle: lifecycle, reloads: reloads, listening: { server.boundListeners != nil })),
     .init(service: AppHealthService(source: source, trimmer: trimmer)),
+    .init(service: StatusHistoryService(source: source, history: history)),
     .init(service: trimmer),
     .init(service: server),
     .init(service: ReloadService(path: configPath, notifier: notifier, source: source, router: router,

@@ -95,6 +95,10 @@ public struct ServiceStatistics: Sendable {
 
     /// All errors, whatever their kind.
     public var errorCount: UInt64 { errors.values.reduce(0, &+) }
+
+    /// Every timed resolve, both paths: what the quantiles users see (`/metrics`' summary, the
+    /// status page) are read from.
+    public var latency: LatencyHistogram { factoryLatency.merged(with: cachedHitLatency) }
 }
 
 /// An immutable snapshot of a container's statistics.

@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import WeaveDI
 import WeaveHealth
+import WeaveHealthServer
 import WeavePrometheus
 import WeaveSupport
 
@@ -42,6 +43,18 @@ final class AppFleet: Sendable {
         var status: HealthStatus?
         var components: [(name: String, status: HealthStatus)] = []
         var checkedAt: Double = 0
+        /// Its last `/dependencies`, for the status page; nil before the first, or when it has none.
+        var dependencies: AppDependencies?
+    }
+
+    /// What the status page shows of one application.
+    struct AppView: Sendable {
+        let name: String
+        let address: String
+        /// Nil before its first answer.
+        let reachable: Bool?
+        let reason: String?
+        let dependencies: AppDependencies?
     }
 
     /// One application's part of a scrape.
@@ -226,6 +239,34 @@ final class AppFleet: Sendable {
         return answers.count
     }
 
+    /// Reads every application's `/dependencies` now, for the status page. An application without
+    /// the endpoint (an older WeaveAppEndpoint), or whose answer is not one, has no summary; it is
+    /// not down for that: its `/health` and `/metrics` say whether it is.
+    func refreshDependencies() async {
+        let answers = await ask("/dependencies?limit=\(DependencySummary.defaultLimit)", accept: "application/json",
+                                maxBytes: AppDependencies.maxBytes, notes: false) { _, response throws(FetchFailure) in
+            guard response.status == 200, let summary = DependencySummary(json: response.body) else {
+                throw FetchFailure("/dependencies (HTTP \(response.status)) is not a dependency summary")
+            }
+            return summary
+        }
+        let now = WallClock.now()
+        states.withLock { states in
+            // A failed read keeps the last summary: the page shows a down application's last version.
+            for case (let target, .success(let summary), _) in answers where states[target.name] != nil {
+                states[target.name]!.dependencies = AppDependencies(summary, at: now, after: states[target.name]!.dependencies)
+            }
+        }
+    }
+
+    /// Every application the fleet knows, by name.
+    func views() -> [AppView] {
+        states.withLock { states in
+            states.values.map { AppView(name: $0.target.name, address: "\($0.target.address)", reachable: $0.reachable,
+                                        reason: $0.reason, dependencies: $0.dependencies) }
+        }.sorted { $0.name < $1.name }
+    }
+
     /// Every application as health records: `<app>` (its own aggregate, or unhealthy when unreachable)
     /// and `<app>/<check>` for each component it last reported (unhealthy while it is unreachable).
     func healthRecords() -> [HealthCheckRecord] {
@@ -282,10 +323,11 @@ final class AppFleet: Sendable {
     }
 
     /// Asks every application for `path` at once (within `budget`), each answer read by `read`;
-    /// records which answered and forgets those whose socket is gone. Outcomes in target order.
+    /// records which answered (unless `notes` is false: an answer that does not say whether the
+    /// application is up) and forgets those whose socket is gone. Outcomes in target order.
     /// With `room` (bytes the answers may still take), no answer is read past it.
     private func ask<Value: Sendable>(
-        _ path: String, accept: String, room: Locked<Int>? = nil, maxBytes: Int? = nil,
+        _ path: String, accept: String, room: Locked<Int>? = nil, maxBytes: Int? = nil, notes: Bool = true,
         read: @escaping @Sendable (AppTarget, HTTPFetch.Response) throws(FetchFailure) -> Value
     ) async -> [(target: AppTarget, outcome: Result<Value, FetchFailure>, duration: Duration)] {
         let deadline = ContinuousClock.now + configuration.budget
@@ -306,7 +348,7 @@ final class AppFleet: Sendable {
             } catch {
                 outcome = .failure(FetchFailure(NetworkFailure.reason(error, target: target.address)))
             }
-            note(target, outcome.map { _ in () }, asked: left > .zero)
+            if notes { note(target, outcome.map { _ in () }, asked: left > .zero) }
             return (target, outcome, ContinuousClock.now - start)
         }
         forgetAllBut(targets.map(\.name))

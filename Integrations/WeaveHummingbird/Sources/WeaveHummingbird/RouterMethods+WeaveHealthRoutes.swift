@@ -4,15 +4,16 @@ import WeaveHealthServer
 
 extension RouterMethods {
     /// Mounts a `HealthRouter`'s endpoints (an `AppEndpoint`'s `router`) in this Hummingbird router:
-    /// `/metrics`, `/health`, `/livez`, `/readyz` and `/readyz/<check>`, for GET and HEAD, with
-    /// `?verbose` and `?exclude=` as on the endpoint's own socket.
+    /// `HealthRouter.mountedPaths` (`/metrics`, `/health`, `/livez`, `/readyz`, `/readyz/<check>`,
+    /// `/dependencies`), for GET and HEAD, with `?verbose` and `?exclude=` as on the endpoint's own socket.
     ///
     /// ```swift
     /// router.addWeaveHealthRoutes(endpoint.router)
     /// ```
     @discardableResult
     public func addWeaveHealthRoutes(_ health: HealthRouter) -> Self {
-        for path: RouterPath in ["/metrics", "/health", "/livez", "/readyz", "/readyz/**"] {
+        for components in HealthRouter.mountedPaths {
+            let path = RouterPath("/" + components.joined(separator: "/"))
             for method: HTTPRequest.Method in [.get, .head] {
                 on(path, method: method) { request, _ -> Response in
                     let headers = request.headers.map { ($0.name.rawName, $0.value) }

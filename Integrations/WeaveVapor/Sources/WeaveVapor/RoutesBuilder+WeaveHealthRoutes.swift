@@ -3,8 +3,9 @@ import WeaveHealthServer
 
 extension RoutesBuilder {
     /// Mounts a `HealthRouter`'s endpoints (an `AppEndpoint`'s `router`) in this Vapor application
-    /// or route group: `/metrics`, `/health`, `/livez`, `/readyz` and `/readyz/<check>`, with
-    /// `?verbose` and `?exclude=` as on the endpoint's own socket (HEAD is answered by Vapor from GET).
+    /// or route group: `HealthRouter.mountedPaths` (`/metrics`, `/health`, `/livez`, `/readyz`,
+    /// `/readyz/<check>`, `/dependencies`), with `?verbose` and `?exclude=` as on the endpoint's own
+    /// socket (HEAD is answered by Vapor from GET).
     ///
     /// ```swift
     /// app.addWeaveHealthRoutes(endpoint.router)
@@ -13,8 +14,8 @@ extension RoutesBuilder {
     /// The same name as the Hummingbird adapter's. `Application.addWeaveEndpoint(_:)` runs the
     /// endpoint itself (its checks and its socket) in the application's lifecycle.
     public func addWeaveHealthRoutes(_ health: HealthRouter) {
-        let paths: [[PathComponent]] = [["metrics"], ["health"], ["livez"], ["readyz"], ["readyz", "**"]]
-        for path in paths {
+        for components in HealthRouter.mountedPaths {
+            let path = components.map { PathComponent(stringLiteral: $0) }
             on(.GET, path) { request async -> Response in
                 let headers = request.headers.map { ($0.name, $0.value) }
                 let answer = await health.handle(HealthRequest(method: request.method.rawValue, uri: request.url.string, headers: headers))

@@ -1,0 +1,93 @@
+import WeaveDI
+import WeavePrometheus
+import WeaveSupport
+
+/// What `/dependencies` answers: the service's version and start, and its slowest dependencies
+/// with their counts and latency quantiles. weave-healthd reads it from each application with
+/// every health round, for its status page; this is the one home of the format, both ways.
+///
+///     {"version":"1.4.0","startedAt":1795669741.64,"dependencies":[
+///       {"name":"ReportBuilder","resolutions":12,"slow":3,"errors":0,"p50":0.0251,"p99":0.0262}]}
+public struct DependencySummary: Sendable, Equatable {
+    public struct Dependency: Sendable, Equatable {
+        /// The key's description: `TypeName` or `name (TypeName)`.
+        public let name: String
+        public let resolutions: UInt64
+        public let slow: UInt64
+        public let errors: UInt64
+        /// Latency quantiles of the timed resolves, in seconds (within 7.5 %); nil before any.
+        public let p50: Double?
+        public let p99: Double?
+
+        public init(name: String, resolutions: UInt64, slow: UInt64, errors: UInt64, p50: Double?, p99: Double?) {
+            self.name = name
+            self.resolutions = resolutions
+            self.slow = slow
+            self.errors = errors
+            self.p50 = p50
+            self.p99 = p99
+        }
+    }
+
+    public let version: String
+    /// When the process started, in seconds since the Unix epoch.
+    public let startedAt: Double?
+    /// Slowest first, by p99 (untimed ones last, by resolutions).
+    public let dependencies: [Dependency]
+
+    /// At most this many dependencies are listed, whatever `?limit=` asks.
+    public static let maxDependencies = 100
+    /// Listed when `?limit=` is not given.
+    public static let defaultLimit = 10
+
+    public init(version: String, startedAt: Double?, dependencies: [Dependency]) {
+        self.version = version
+        self.startedAt = startedAt
+        self.dependencies = dependencies
+    }
+
+    /// The `limit` slowest dependencies of `statistics`.
+    public init(version: String, startedAt: Double?, statistics: ContainerStatistics, limit: Int) {
+        let listed = statistics.services.filter { $0.scope != nil }.map { service -> Dependency in
+            let latency = service.latency
+            return Dependency(name: service.service, resolutions: service.resolutions, slow: service.slowResolutions,
+                              errors: service.errorCount, p50: latency.quantile(0.5), p99: latency.quantile(0.99))
+        }
+        let slowest = listed.sorted { a, b in
+            if (a.p99 ?? -1) != (b.p99 ?? -1) { return (a.p99 ?? -1) > (b.p99 ?? -1) }
+            return (a.resolutions, b.name) > (b.resolutions, a.name)
+        }
+        self.init(version: version, startedAt: startedAt,
+                  dependencies: Array(slowest.prefix(max(0, min(limit, Self.maxDependencies)))))
+    }
+
+    /// The JSON document.
+    public var json: String {
+        func number(_ value: Double?) -> String { value.map { $0.isFinite ? "\($0)" : "null" } ?? "null" }
+        let listed = dependencies.map { dependency in
+            "{\"name\":\(JSONText.quoted(dependency.name)),\"resolutions\":\(dependency.resolutions),\"slow\":\(dependency.slow),"
+                + "\"errors\":\(dependency.errors),\"p50\":\(number(dependency.p50)),\"p99\":\(number(dependency.p99))}"
+        }
+        return "{\"version\":\(JSONText.quoted(version)),\"startedAt\":\(number(startedAt)),"
+            + "\"dependencies\":[\(listed.joined(separator: ","))]}\n"
+    }
+
+    /// Reads a document another process sent; nil when it is not one (or lists more than
+    /// `maxDependencies`, or gives a count that is not a whole number).
+    public init?(json bytes: [UInt8]) {
+        guard let document = JSONValue.parse(bytes), let version = document["version"]?.string,
+              case .array(let entries)? = document["dependencies"], entries.count <= Self.maxDependencies else { return nil }
+        func count(_ value: JSONValue?) -> UInt64? {
+            guard let number = value?.number, number >= 0, number < 0x1p64, number.rounded() == number else { return nil }
+            return UInt64(number)
+        }
+        var dependencies: [Dependency] = []
+        for entry in entries {
+            guard let name = entry["name"]?.string, let resolutions = count(entry["resolutions"]),
+                  let slow = count(entry["slow"]), let errors = count(entry["errors"]) else { return nil }
+            dependencies.append(Dependency(name: name, resolutions: resolutions, slow: slow, errors: errors,
+                                           p50: entry["p50"]?.number, p99: entry["p99"]?.number))
+        }
+        self.init(version: version, startedAt: document["startedAt"]?.number, dependencies: dependencies)
+    }
+}

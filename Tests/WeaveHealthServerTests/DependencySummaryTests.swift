@@ -1,0 +1,75 @@
+import Glibc
+import NIOCore
+import Testing
+import WeaveDI
+import WeaveHealth
+import WeavePrometheus
+@testable import WeaveHealthServer
+
+private final class Fast: Sendable {}
+private final class Slow: Sendable {}
+private final class Unused: Sendable {}
+
+private struct NoChecks: HealthSource {
+    func healthReport() async -> HealthReport { HealthReport(checks: [:]) }
+    func observedValue(of check: String) async -> (value: Double, unit: String)? { nil }
+}
+
+@Suite struct DependencySummaryTests {
+    private func container() -> Container {
+        let container = Container()
+        container.register(Fast.self) { Fast() }
+        container.register(Slow.self) {
+            usleep(3_000)
+            return Slow()
+        }
+        container.register(Unused.self) { Unused() }
+        for _ in 0..<4 { _ = container.resolve(Fast.self) }
+        _ = container.resolve(Slow.self)
+        return container
+    }
+
+    @Test func listsTheSlowestFirstWithinTheLimit() {
+        let summary = DependencySummary(version: "1.0", startedAt: 5, statistics: container().statistics(), limit: 2)
+        #expect(summary.dependencies.map(\.name) == ["Slow", "Fast"])
+        #expect(summary.dependencies[1].resolutions == 4)
+        let p99 = summary.dependencies[0].p99 ?? 0
+        #expect(p99 > 0.0027, "at least the 3 ms sleep, within the histogram's error")
+        let all = DependencySummary(version: "1.0", startedAt: nil, statistics: container().statistics(), limit: 1_000)
+        #expect(all.dependencies.map(\.name) == ["Slow", "Fast", "Unused"]) // untimed last
+        #expect(all.dependencies[2].p50 == nil)
+    }
+
+    @Test func readsBackWhatItWrites() throws {
+        let summary = DependencySummary(version: "2.\"1\"", startedAt: 1_795_669_741.64, statistics: container().statistics(), limit: 10)
+        let read = try #require(DependencySummary(json: Array(summary.json.utf8)))
+        #expect(read == summary)
+    }
+
+    @Test func refusesWhatIsNotASummary() {
+        for text in ["", "[]", "{\"dependencies\":[]}", "{\"version\":\"1\",\"dependencies\":{}}",
+                     "{\"version\":\"1\",\"dependencies\":[{\"name\":\"A\",\"resolutions\":-1,\"slow\":0,\"errors\":0}]}",
+                     "{\"version\":\"1\",\"dependencies\":[{\"name\":\"A\",\"resolutions\":1.5,\"slow\":0,\"errors\":0}]}",
+                     "{\"version\":\"1\",\"dependencies\":[" + Array(repeating: "{\"name\":\"A\",\"resolutions\":1,\"slow\":0,\"errors\":0}",
+                                                                    count: 101).joined(separator: ",") + "]}"] {
+            #expect(DependencySummary(json: Array(text.utf8)) == nil, "\(text.prefix(80))")
+        }
+    }
+
+    @Test func theRouterServesItOnlyWithStatistics() async {
+        let container = container()
+        let identity = ServiceIdentity(serviceID: "orders", description: "", version: "3.0")
+        let without = HealthRouter(configuration: HealthServerConfiguration(listeners: []), identity: identity, collectors: [],
+                                   source: NoChecks(), lifecycle: ServerLifecycle())
+        #expect(await without.handle(HealthRequest(method: "GET", uri: "/dependencies")).status == 404)
+        let with = HealthRouter(configuration: HealthServerConfiguration(listeners: []), identity: identity, collectors: [],
+                                source: NoChecks(), lifecycle: ServerLifecycle(), statistics: { container.statistics() })
+        let response = await with.handle(HealthRequest(method: "GET", uri: "/dependencies?limit=1"))
+        #expect(response.status == 200)
+        let summary = DependencySummary(json: Array(String(buffer: response.body).utf8))
+        #expect(summary?.version == "3.0" && summary?.dependencies.map(\.name) == ["Slow"])
+        #expect((summary?.startedAt ?? 0) > 1_700_000_000) // this process's start
+        let metrics = await with.handle(HealthRequest(method: "GET", uri: "/dependencies"), role: .metrics)
+        #expect(metrics.status == 404) // a metrics-only listener serves /metrics alone
+    }
+}

@@ -1,0 +1,98 @@
+import Testing
+import WeaveHealth
+import WeaveHealthServer
+import WeavePrometheus
+@testable import weave_healthd
+
+private struct Failure: Error, CustomStringConvertible { let description: String }
+
+private func record(_ name: String, _ status: HealthStatus, app: Bool = false) -> HealthCheckRecord {
+    HealthCheckRecord(name: name, status: status, lastResult: status, changedAt: 0, checkedAt: 0, lastDuration: .zero,
+                      consecutiveFailures: 0, consecutiveSuccesses: 0, groups: app ? [HealthCheckSettings.application] : [])
+}
+
+@Suite struct StatusHistoryTests {
+    @Test func keepsTheWorstStateOfEachMinuteAndTheTransitions() {
+        let history = StatusHistory()
+        let start = 1_800_000_000.0 // a whole minute
+        history.record([record("db", .healthy)], at: start)
+        history.record([record("db", .degraded(reason: "slow"))], at: start + 10)
+        history.record([record("db", .healthy)], at: start + 20)
+        history.record([record("db", .healthy)], at: start + 125) // two minutes on
+        let (tracks, transitions) = history.snapshot(at: start + 125)
+        let track = tracks["db"]!
+        #expect(track.minutes.suffix(3) == [.degraded, nil, .healthy]) // the worst of the first minute; none recorded in the second
+        #expect(track.minutes.dropLast(3).allSatisfy { $0 == nil })
+        #expect(track.state == .healthy && track.since == start + 20 && !track.sinceStart)
+        #expect(transitions.map { "\($0.from)→\($0.to)" } == ["healthy→degraded", "degraded→healthy"])
+        #expect(transitions[0].reason == "slow")
+        // An hour later, without a record, it is forgotten; the transitions stay, bounded.
+        history.record([record("other", .healthy)], at: start + 3_800)
+        #expect(history.snapshot(at: start + 3_800).tracks["db"] == nil)
+    }
+
+    @Test func isBounded() {
+        let history = StatusHistory()
+        for index in 0..<(StatusHistory.maxTransitions + 50) {
+            history.record([record("flap", index.isMultiple(of: 2) ? .healthy : .unhealthy(error: Failure(description: "down")))],
+                           at: 1_800_000_000 + Double(index))
+        }
+        #expect(history.snapshot(at: 1_800_000_300).transitions.count == StatusHistory.maxTransitions)
+        history.record((0..<(StatusHistory.maxNames + 10)).map { record("c\($0)", .healthy) }, at: 1_800_000_400)
+        #expect(history.snapshot(at: 1_800_000_400).tracks.count == StatusHistory.maxNames)
+    }
+}
+
+@Suite struct StatusPageTests {
+    private func page(details: Bool, filter: String? = nil) -> String {
+        let records = [
+            record("disk-root", .degraded(reason: "9% free")),
+            record("orders", .degraded(reason: "the application reports warn"), app: true),
+            record("orders/payments", .degraded(reason: "provider answers in 2.4 s <b>"), app: true),
+            record("billing", .unhealthy(error: Failure(description: "billing is down: connection refused")), app: true),
+        ]
+        let history = StatusHistory()
+        history.record(records, at: 1_800_000_000)
+        let summary = DependencySummary(version: "1.4.0", startedAt: 1_799_996_400, dependencies: [
+            .init(name: "ReportBuilder", resolutions: 12, slow: 3, errors: 1, p50: 0.025, p99: 0.0262),
+        ])
+        let apps = [
+            AppFleet.AppView(name: "billing", address: "unix:/run/weave/apps/billing.sock", reachable: false,
+                             reason: "connection refused", dependencies: nil),
+            AppFleet.AppView(name: "orders", address: "unix:/run/weave/apps/orders.sock", reachable: true, reason: nil,
+                             dependencies: AppDependencies(summary, at: 1_800_000_000, after: nil)),
+        ]
+        let document = StatusDocument(report: HealthReport(checks: Dictionary(uniqueKeysWithValues: records.map { ($0.name, $0) })),
+                                      apps: apps, history: history.snapshot(at: 1_800_000_030), now: 1_800_000_030,
+                                      details: details, filter: filter)
+        return document.render(ServiceIdentity(serviceID: "weave-healthd", description: "", version: "0.1.0"))
+    }
+
+    @Test func showsTheApplicationsTheirChecksAndTheirSlowestDependencies() {
+        let html = page(details: true)
+        #expect(html.contains("<h3>billing <span class=\"state unhealthy\">down</span>"))
+        #expect(html.contains("<p class=\"reason\">connection refused</p>"))
+        #expect(html.contains("<h3>orders <span class=\"state degraded\">up, degraded</span>"))
+        #expect(html.contains("version 1.4.0 · up 1 h 0 min"))
+        #expect(html.contains("<td>payments</td><td class=\"state degraded\">degraded</td><td>provider answers in 2.4 s &lt;b&gt;</td><td>≥ 30 s</td>"))
+        #expect(html.contains("<td>ReportBuilder</td><td>25 ms</td><td>26.2 ms</td><td>–</td><td>3</td><td>1</td>"))
+        #expect(html.contains("<section id=\"own\">\n<h2>The daemon's own checks</h2>") && html.contains("<td>9% free</td>"))
+        #expect(!html.contains("<b>"), "reasons are escaped")
+    }
+
+    /// Without authorization, no reasons, as in `/health`.
+    @Test func showsNoReasonsWithoutDetails() {
+        let html = page(details: false)
+        for reason in ["connection refused", "9% free", "provider answers", "application reports"] {
+            #expect(!html.contains(reason), "\(reason)")
+        }
+        #expect(html.contains("Reasons are not shown to this client"))
+    }
+
+    @Test func filtersByApplication() {
+        let html = page(details: true, filter: "orders")
+        #expect(html.contains("id=\"app-orders\"") && !html.contains("id=\"app-billing\""))
+        #expect(html.contains("<option selected>orders</option>") && html.contains("id=\"own\""))
+        #expect(page(details: true, filter: "nope").contains("No application named nope."))
+    }
+}
