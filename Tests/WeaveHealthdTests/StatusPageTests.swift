@@ -19,10 +19,15 @@ private func record(_ name: String, _ status: HealthStatus, app: Bool = false) -
         history.record([record("db", .degraded(reason: "slow"))], at: start + 10)
         history.record([record("db", .healthy)], at: start + 20)
         history.record([record("db", .healthy)], at: start + 125) // two minutes on
-        let (tracks, transitions) = history.snapshot(at: start + 125)
+        let (tracks, transitions, shift) = history.snapshot(at: start + 125)
         let track = tracks["db"]!
-        #expect(track.minutes.suffix(3) == [.degraded, nil, .healthy]) // the worst of the first minute; none recorded in the second
-        #expect(track.minutes.dropLast(3).allSatisfy { $0 == nil })
+        #expect(shift == 0)
+        #expect(track.hour.states.suffix(3) == [.degraded, nil, .healthy]) // the worst of the first minute; none recorded in the second
+        #expect(track.hour.states.count == 60 && track.hour.states.dropLast(3).allSatisfy { $0 == nil })
+        // Read a minute later without a record in between: moved on, the new minute without one.
+        let later = history.snapshot(at: start + 185)
+        #expect(later.shift == 1 && later.tracks["db"]!.hour.shifted(by: later.shift).states.suffix(3) == [nil, .healthy, nil])
+        #expect(track.hour.shifted(by: 60).states.allSatisfy { $0 == nil })
         #expect(track.state == .healthy && track.since == start + 20 && !track.sinceStart)
         #expect(transitions.map { "\($0.from)→\($0.to)" } == ["healthy→degraded", "degraded→healthy"])
         #expect(transitions[0].reason == "slow")

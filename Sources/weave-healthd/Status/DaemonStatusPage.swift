@@ -21,8 +21,6 @@ struct DaemonStatusPage: StatusPage {
     func render(_ request: HealthRequest, details: Bool) async -> HealthResponse {
         let report = await source.healthReport()
         let now = WallClock.now()
-        // The history takes what the page shows first, so each row's "since" and strip agree with it.
-        history.record(Array(report.checks.values), at: now)
         let page = StatusDocument(report: report, apps: source.runtime.apps.views(), history: history.snapshot(at: now), now: now,
                         details: details, filter: request.values("app").last.flatMap { $0.isEmpty ? nil : $0 })
         return HealthResponse(status: 200, contentType: "text/html; charset=utf-8", text: page.render(identity))
@@ -33,16 +31,33 @@ struct DaemonStatusPage: StatusPage {
 struct StatusDocument {
     let report: HealthReport
     let apps: [AppFleet.AppView]
-    let history: (tracks: [String: StatusHistory.Track], transitions: [StatusHistory.Transition])
+    let history: (tracks: [String: StatusHistory.Track], transitions: [StatusHistory.Transition], shift: Int)
     let now: Double
     let details: Bool
     let filter: String?
+    /// The strips written so far, by pattern.
+    private let strips = Strips()
+
+    private final class Strips {
+        var made: [StatusHistory.Hour: String] = [:]
+    }
+
+    init(report: HealthReport, apps: [AppFleet.AppView],
+         history: (tracks: [String: StatusHistory.Track], transitions: [StatusHistory.Transition], shift: Int),
+         now: Double, details: Bool, filter: String?) {
+        self.report = report
+        self.apps = apps
+        self.history = history
+        self.now = now
+        self.details = details
+        self.filter = filter
+    }
 
     func render(_ identity: ServiceIdentity) -> String {
         let records = report.checks.values.sorted { $0.name < $1.name }
         let own = records.filter { !$0.groups.contains(HealthCheckSettings.application) }
-        let components = Dictionary(grouping: records.filter { $0.groups.contains(HealthCheckSettings.application) }) {
-            String($0.name.split(separator: "/", maxSplits: 1)[0])
+        let components = Dictionary(grouping: records.filter { $0.groups.contains(HealthCheckSettings.application) }) { record in
+            record.name.firstIndex(of: "/").map { String(record.name[..<$0]) } ?? record.name
         }
         let shown = apps.filter { filter == nil || $0.name == filter }
         let down = apps.filter { $0.reachable == false }.count
@@ -120,7 +135,7 @@ struct StatusDocument {
             let state = record.status.state.rawValue
             html += "<tr><td>\(HTML.escape(String(record.name.dropFirst(prefix.count))))</td><td class=\"state \(state)\">\(state)</td>"
             if details { html += "<td>\(HTML.escape(record.status.reason ?? ""))</td>" }
-            html += "<td>\(since(record.name))</td><td>\(strip(record.name))</td></tr>\n"
+            html += "<td>\(since(record))</td><td>\(strip(record.name))</td></tr>\n"
         }
         return html + "</tbody></table>\n"
     }
@@ -151,25 +166,29 @@ struct StatusDocument {
         return html + "</tbody></table>\n</section>\n"
     }
 
-    /// When `name`'s state began: "4 min", or "≥ 4 min" when that is when the daemon first saw it.
-    private func since(_ name: String) -> String {
-        guard let track = history.tracks[name] else { return "–" }
+    /// When `record`'s state began: "4 min", or "≥ 4 min" when that is when the daemon first saw it.
+    /// The history records every 5 s (`StatusHistoryService`): a state it has not recorded yet is new.
+    private func since(_ record: HealthCheckRecord) -> String {
+        guard let track = history.tracks[record.name], track.state == record.status.state else { return "< 5 s" }
         return (track.sinceStart ? "≥ " : "") + Self.duration(now - track.since)
     }
 
-    /// The last hour of `name`, one cell per run of minutes in the same state.
+    /// The last hour of `name`, one cell per run of minutes in the same state. Most rows share a
+    /// pattern (healthy all along): each pattern is written once per page.
     private func strip(_ name: String) -> String {
         guard let track = history.tracks[name] else { return "" }
+        let hour = track.hour.shifted(by: history.shift)
+        if let made = strips.made[hour] { return made }
         var runs: [(HealthState?, Int)] = []
-        for minute in track.minutes {
+        for minute in hour.states {
             if let last = runs.last, last.0 == minute { runs[runs.count - 1].1 += 1 } else { runs.append((minute, 1)) }
         }
-        let label = runs.map { "\($0.0?.rawValue ?? "no record") \($0.1) min" }.joined(separator: ", ")
-        var html = "<span class=\"strip\" role=\"img\" aria-label=\"last hour: \(label)\" title=\"last hour: \(label)\">"
-        for (state, length) in runs {
-            html += "<span class=\"\(state?.rawValue ?? "none")\" style=\"flex-grow:\(length)\"></span>"
-        }
-        return html + "</span>"
+        let label = runs.reversed().map { "\($0.0?.rawValue ?? "no record") \($0.1) min" }.joined(separator: ", ")
+        var html = "<span class=\"strip\" role=\"img\" aria-label=\"last hour, latest first: \(label)\">"
+        for (state, length) in runs { html += "<i class=\"\(state?.rawValue ?? "none")\" style=\"flex:\(length)\"></i>" }
+        html += "</span>"
+        strips.made[hour] = html
+        return html
     }
 
     static func duration(_ seconds: Double) -> String {
@@ -208,7 +227,7 @@ struct StatusDocument {
         .degraded{color:#a60}.unhealthy{color:#b00}.meta,.note{color:#666}.reason{color:#b00}\
         .app{border-top:2px solid #ccc;padding-top:.3em}\
         .strip{display:inline-flex;width:12em;height:.9em;margin-left:.5em;vertical-align:middle;background:#eee}\
-        .strip span{display:block}.strip .healthy{background:#3a3}.strip .degraded{background:#e90}\
+        .strip i{display:block}.strip .healthy{background:#3a3}.strip .degraded{background:#e90}\
         .strip .unhealthy{background:#d22}.strip .none{background:#eee}
         """
 }

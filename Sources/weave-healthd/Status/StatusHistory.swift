@@ -7,14 +7,57 @@ import WeaveHealth
 final class StatusHistory: Sendable {
     /// One name's record.
     struct Track: Sendable {
-        /// The worst state of each of the last 60 minutes, oldest first; nil for a minute with no record.
-        var minutes: [HealthState?]
+        /// The worst state of each of the last 60 minutes, two bits a minute, the latest lowest.
+        var hour: Hour
         var state: HealthState
         /// When `state` began, or when the daemon first saw the name (`sinceStart`).
         var since: Double
         /// Whether `since` is the first sight of the name rather than a change.
         var sinceStart: Bool
         var lastSeen: Double
+    }
+
+    /// Sixty minutes of states in one value: no allocation per name, and a page compares and hashes
+    /// a whole hour at once.
+    struct Hour: Hashable, Sendable {
+        /// Minute `k` before the latest is bits `2k` and `2k + 1`: 0 none, 1 healthy, 2 degraded, 3 unhealthy.
+        private(set) var bits: UInt128 = 0
+
+        static let mask: UInt128 = (1 << (2 * UInt128(StatusHistory.minutes))) - 1
+
+        /// Moved `minutes` minutes on: the oldest drop out, and the new ones have no record.
+        func shifted(by minutes: Int) -> Hour {
+            guard minutes > 0 else { return self }
+            return Hour(bits: minutes >= StatusHistory.minutes ? 0 : (bits << (2 * UInt128(minutes))) & Self.mask)
+        }
+
+        /// Keeps `state` for the latest minute if it is worse than what the minute holds.
+        mutating func note(_ state: HealthState) {
+            let code = Self.code(state)
+            if bits & 3 < code { bits = (bits & ~3) | code }
+        }
+
+        /// Oldest first; nil for a minute without a record.
+        var states: [HealthState?] {
+            (0..<StatusHistory.minutes).reversed().map { Self.state(UInt8(truncatingIfNeeded: (bits >> (2 * UInt128($0))) & 3)) }
+        }
+
+        private static func code(_ state: HealthState) -> UInt128 {
+            switch state {
+            case .healthy: 1
+            case .degraded: 2
+            case .unhealthy: 3
+            }
+        }
+
+        private static func state(_ code: UInt8) -> HealthState? {
+            switch code {
+            case 1: .healthy
+            case 2: .degraded
+            case 3: .unhealthy
+            default: nil
+            }
+        }
     }
 
     struct Transition: Sendable {
@@ -32,7 +75,7 @@ final class StatusHistory: Sendable {
 
     private struct State {
         var tracks: [String: Track] = [:]
-        /// Each track's minutes end at this minute (seconds since the epoch ÷ 60).
+        /// Each track's latest minute is this one (seconds since the epoch ÷ 60).
         var minute = 0
         var transitions: [Transition] = []
     }
@@ -46,53 +89,39 @@ final class StatusHistory: Sendable {
         state.withLock { state in
             let shift = minute - state.minute
             if shift > 0 {
-                for name in state.tracks.keys {
-                    state.tracks[name]!.minutes = Self.shifted(state.tracks[name]!.minutes, by: shift)
-                }
+                state.tracks = state.tracks.filter { time - $0.value.lastSeen < 3_600 }
+                for index in state.tracks.indices { state.tracks.values[index].hour = state.tracks.values[index].hour.shifted(by: shift) }
                 state.minute = minute
             }
             for record in records {
                 let now = record.status.state
-                if var track = state.tracks[record.name] {
-                    if track.state != now {
-                        state.transitions.append(Transition(time: time, name: record.name, from: track.state, to: now,
+                if let index = state.tracks.index(forKey: record.name) {
+                    let before = state.tracks.values[index].state
+                    if before != now {
+                        state.transitions.append(Transition(time: time, name: record.name, from: before, to: now,
                                                             reason: record.status.reason))
-                        track.state = now
-                        track.since = time
-                        track.sinceStart = false
+                        state.tracks.values[index].state = now
+                        state.tracks.values[index].since = time
+                        state.tracks.values[index].sinceStart = false
                     }
-                    track.minutes[Self.minutes - 1] = max(track.minutes[Self.minutes - 1] ?? now, now)
-                    track.lastSeen = time
-                    state.tracks[record.name] = track
+                    state.tracks.values[index].hour.note(now)
+                    state.tracks.values[index].lastSeen = time
                 } else if state.tracks.count < Self.maxNames {
-                    var minutes = [HealthState?](repeating: nil, count: Self.minutes)
-                    minutes[Self.minutes - 1] = now
-                    state.tracks[record.name] = Track(minutes: minutes, state: now, since: time, sinceStart: true, lastSeen: time)
+                    var hour = Hour()
+                    hour.note(now)
+                    state.tracks[record.name] = Track(hour: hour, state: now, since: time, sinceStart: true, lastSeen: time)
                 }
             }
             if state.transitions.count > Self.maxTransitions {
                 state.transitions.removeFirst(state.transitions.count - Self.maxTransitions)
             }
-            state.tracks = state.tracks.filter { time - $0.value.lastSeen < 3_600 }
         }
     }
 
-    /// The tracks and the transitions (oldest first), as of now.
-    func snapshot(at time: Double) -> (tracks: [String: Track], transitions: [Transition]) {
+    /// The tracks (each hour ends `shift` minutes before `time`'s minute: `Hour.shifted(by:)` moves
+    /// it on) and the transitions, oldest first. Nothing is copied.
+    func snapshot(at time: Double) -> (tracks: [String: Track], transitions: [Transition], shift: Int) {
         let minute = Int(time / 60)
-        return state.withLock { state in
-            let shift = max(0, minute - state.minute)
-            return (state.tracks.mapValues { track in
-                var track = track
-                track.minutes = Self.shifted(track.minutes, by: shift)
-                return track
-            }, state.transitions)
-        }
-    }
-
-    /// `minutes` moved `shift` minutes on: the oldest drop out, and the new ones have no record.
-    private static func shifted(_ minutes: [HealthState?], by shift: Int) -> [HealthState?] {
-        guard shift < minutes.count else { return [HealthState?](repeating: nil, count: minutes.count) }
-        return Array(minutes.dropFirst(shift)) + [HealthState?](repeating: nil, count: shift)
+        return state.withLock { state in (state.tracks, state.transitions, max(0, minute - state.minute)) }
     }
 }
