@@ -56,6 +56,7 @@ wait_health '"componentId":"billing/payments","status":"warn"' 25 || not_ok "bil
 sleep 2 # a second health round: the dependencies' rates
 kill -9 "${APP_PID[orders]}"; wait "${APP_PID[orders]}" 2>/dev/null
 wait_health '"componentId":"orders","status":"fail"' 10 || not_ok "orders is down after kill -9" "$(curl -s "$URL/health")"
+sleep 5.5 # the history records every 5 s: then the strips and the transitions have the change
 
 # --- the DOM Chromium renders ---------------------------------------------------------------------
 browser --dump-dom "$URL/" > "$WORK/dom.html"
