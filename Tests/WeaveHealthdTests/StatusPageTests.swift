@@ -100,4 +100,24 @@ private func record(_ name: String, _ status: HealthStatus, app: Bool = false) -
         #expect(html.contains("<option selected>orders</option>") && html.contains("id=\"own\""))
         #expect(page(details: true, filter: "nope").contains("No application named nope."))
     }
+
+    /// Past 4 MiB the page names the applications it leaves out instead of growing.
+    @Test func isBoundedInSize() {
+        let reason = String(repeating: "r", count: 1_000)
+        var records: [HealthCheckRecord] = []
+        var apps: [AppFleet.AppView] = []
+        for app in 0..<40 {
+            let name = "app-\(app)"
+            records.append(record(name, .healthy, app: true))
+            for check in 0..<200 { records.append(record("\(name)/check-\(check)", .degraded(reason: reason), app: true)) }
+            apps.append(AppFleet.AppView(name: name, address: "unix:/x/\(name).sock", reachable: true, reason: nil, dependencies: nil))
+        }
+        let document = StatusDocument(report: HealthReport(checks: Dictionary(uniqueKeysWithValues: records.map { ($0.name, $0) })),
+                                      apps: apps, history: StatusHistory().snapshot(at: 0), now: 0, details: true, filter: nil)
+        let html = document.render(ServiceIdentity(serviceID: "weave-healthd", description: "", version: "0.1.0"))
+        // Each application is about 240 KB here: the page stops after the one that crosses 4 MiB.
+        #expect(html.utf8.count > DaemonStatusPage.maxBytes && html.utf8.count < DaemonStatusPage.maxBytes + 300_000)
+        #expect(html.contains("more applications are not shown: the page is full. Choose one above."))
+        #expect(html.hasSuffix("</html>\n"))
+    }
 }
