@@ -85,8 +85,10 @@ public struct DependencySummary: Sendable, Equatable {
         for entry in entries {
             guard let name = entry["name"]?.string, let resolutions = count(entry["resolutions"]),
                   let slow = count(entry["slow"]), let errors = count(entry["errors"]) else { return nil }
+            // A latency is a duration the histogram can hold (up to 10 s): anything else is no figure.
+            func latency(_ value: JSONValue?) -> Double? { value?.number.flatMap { $0 >= 0 && $0 <= 3_600 ? $0 : nil } }
             dependencies.append(Dependency(name: name, resolutions: resolutions, slow: slow, errors: errors,
-                                           p50: entry["p50"]?.number, p99: entry["p99"]?.number))
+                                           p50: latency(entry["p50"]), p99: latency(entry["p99"])))
         }
         self.init(version: version, startedAt: document["startedAt"]?.number, dependencies: dependencies)
     }

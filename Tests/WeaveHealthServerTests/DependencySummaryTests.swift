@@ -56,6 +56,14 @@ private struct NoChecks: HealthSource {
         }
     }
 
+    /// An application's figures are not trusted: an impossible latency is no figure.
+    @Test func impossibleLatenciesAreNoFigures() throws {
+        let text = "{\"version\":\"1\",\"dependencies\":[{\"name\":\"A\",\"resolutions\":1,\"slow\":0,\"errors\":0,"
+            + "\"p50\":-1,\"p99\":1e300}]}"
+        let summary = try #require(DependencySummary(json: Array(text.utf8)))
+        #expect(summary.dependencies[0].p50 == nil && summary.dependencies[0].p99 == nil)
+    }
+
     @Test func theRouterServesItOnlyWithStatistics() async {
         let container = container()
         let identity = ServiceIdentity(serviceID: "orders", description: "", version: "3.0")

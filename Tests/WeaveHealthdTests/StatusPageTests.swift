@@ -101,6 +101,12 @@ private func record(_ name: String, _ status: HealthStatus, app: Bool = false) -
         #expect(page(details: true, filter: "nope").contains("No application named nope."))
     }
 
+    /// Figures an application sends are written whatever their size, never trapping.
+    @Test func hugeFiguresAreWritten() {
+        #expect(StatusDocument.rate(1.8e22) == "1.8e+22" && StatusDocument.rate(12.345) == "12.3" && StatusDocument.rate(0.01) == "0")
+        #expect(StatusDocument.seconds(5e-7) == "500 ns" && StatusDocument.seconds(0.0262) == "26.2 ms")
+    }
+
     /// Past 4 MiB the page names the applications it leaves out instead of growing.
     @Test func isBoundedInSize() {
         let reason = String(repeating: "r", count: 1_000)

@@ -201,7 +201,7 @@ struct StatusDocument {
 
     static func seconds(_ value: Double) -> String {
         switch value {
-        case ..<1e-6: return "\(Int((value * 1e9).rounded())) ns"
+        case ..<1e-6: return String(format3: value * 1e9) + " ns"
         case ..<1e-3: return String(format3: value * 1e6) + " µs"
         case ..<1: return String(format3: value * 1e3) + " ms"
         default: return String(format3: value) + " s"
@@ -235,6 +235,11 @@ struct StatusDocument {
 private extension String {
     /// `value` with three significant digits at most ("25.1", "0.5", "140").
     init(format3 value: Double) {
+        // Whatever an application sends: a figure past any real one is written as it came, not rounded to an Int.
+        guard value.isFinite, abs(value) < 1e15 else {
+            self = "\(value)"
+            return
+        }
         let digits = value >= 100 ? 0 : value >= 10 ? 1 : 2
         let scale = [1.0, 10.0, 100.0][digits]
         let rounded = (value * scale).rounded() / scale
