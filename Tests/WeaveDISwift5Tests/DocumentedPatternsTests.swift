@@ -28,6 +28,23 @@ extension InjectedValues {
     }
 }
 
+// A key whose value is optional, and a wrapper on a key without a type annotation.
+struct LoggerKey: InjectedKey {
+    static var liveValue: Logger? = nil
+}
+
+extension InjectedValues {
+    var logger: Logger? {
+        get { self[LoggerKey.self] }
+        set { self[LoggerKey.self] = newValue }
+    }
+}
+
+final class KeyedViewModel {
+    @Injected(ExchangeUseCaseKey.self) var exchange
+    @Injected(\.logger) var logger
+}
+
 // "extension WeaveDI { static func registerTCADependencies() … }"
 extension WeaveDI {
     static func registerTCADependencies() {
@@ -114,6 +131,20 @@ final class DocumentedPatternsTests: XCTestCase {
         withContainer(container) {
             XCTAssertEqual(ProfileViewModel().exchangeByKeyPath.rate(), 2.5)
             XCTAssertEqual(ProfileViewModel().exchange.rate(), 2.5)
+        }
+    }
+
+    func testKeysWithoutAnnotationsAndWithOptionalValues() {
+        let container = WeaveDI.Container()
+        withContainer(container) {
+            let model = KeyedViewModel()
+            let exchange: ExchangeUseCase = model.exchange // the key's value, not ExchangeUseCaseKey?
+            XCTAssertEqual(exchange.rate(), 1.25)
+            XCTAssertNil(model.logger)
+        }
+        container.register(Logger.self) { ConsoleLogger() }
+        withContainer(container) {
+            XCTAssertTrue(KeyedViewModel().logger is ConsoleLogger) // the registration of the wrapped type
         }
     }
 
