@@ -81,6 +81,12 @@ for i in $(seq $HOSTS); do
         echo "  - {name: db, type: file, path: $WORK/h$i/db.ok, interval: ${CHECK_INTERVAL}s}"
         echo "  - {name: disk-root, type: disk, path: /, warn_free_percent: 1, fail_free_percent: 0, interval: 5s}"
         [ $((i % 2)) -eq 0 ] && echo "  - {name: queue, type: exec, command: [/bin/echo, 'OK - 3 queued | depth=3 age=120ms size=2KB full=30% served=12c'], interval: 5s}"
+        # A textfile directory on even hosts, with a backup job's file.
+        if [ $((i % 2)) -eq 0 ]; then
+            mkdir -p "$WORK/h$i/textfile"
+            printf '# TYPE backup_last_success_timestamp_seconds gauge\nbackup_last_success_timestamp_seconds 1.8e9\n' > "$WORK/h$i/textfile/backup.prom"
+            echo "textfile: {directory: $WORK/h$i/textfile}"
+        fi
     } > "$WORK/h$i/config.yaml"
     start_daemon "$i"
 done
@@ -164,7 +170,7 @@ if [ "$(results 'dependency:weave_resolve_duration_seconds:p99_rate5m{app="order
     ok "the p99 recording rule has a value for the example's slow factory on each app host"
 else not_ok "the p99 recording rule" "$(query 'dependency:weave_resolve_duration_seconds:p99_rate5m{app="orders"}')"; fi
 
-# --- the metric reference: a host with the example service and a plugin with every perfdata unit ---
+# --- the metric reference: a host with the example service, a plugin with every perfdata unit and a textfile ---
 in_host h2 curl -s --max-time 5 "http://$(target 2)/metrics" > "$WORK/h2/metrics.txt"
 if mismatches=$("$PY" "$HERE/metric_reference.py" "$ROOT/monitoring/README.md" "$WORK/h2/metrics.txt"); then
     ok "every family served matches the metric reference table (name, type, labels, help)"

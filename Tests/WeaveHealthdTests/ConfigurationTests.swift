@@ -104,6 +104,24 @@ import WeavePrometheus
     }
 
     /// One list names every check type; the loader takes its keys and the "unknown type" message from it.
+    @Test func textfileDirectory() throws {
+        #expect(try parse("checks: []").textfile == nil)
+        let textfile = try parse("textfile: {directory: /var/lib/weave/textfile, max_file_bytes: 65536}").textfile
+        #expect(textfile == TextfileConfiguration(directory: "/var/lib/weave/textfile", maxFileBytes: 65_536, maxTotalBytes: 16 << 20))
+        for (text, message) in [("textfile: {directory: textfile}", "1:23: directory must be an absolute path"),
+                                ("textfile: {max_file_bytes: 4096}", "1:11: textfile: needs a directory"),
+                                ("textfile: {directory: /t, max_file_bytes: 65536, max_total_bytes: 4096}",
+                                 "1:43: textfile: max_file_bytes (65536) must not exceed max_total_bytes (4096)"),
+                                ("textfile: {directory: /t, files: 3}", "1:27: unknown key 'files'")] {
+            do {
+                _ = try parse(text)
+                Issue.record("accepted: \(text)")
+            } catch {
+                #expect("\(error)".contains(message), "\(error)")
+            }
+        }
+    }
+
     @Test func checkTypesComeFromOneList() throws {
         let names = CheckTypes.all.map { $0.typeName }
         #expect(Set(names).count == names.count)

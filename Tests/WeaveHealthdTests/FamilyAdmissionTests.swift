@@ -34,12 +34,12 @@ import WeavePrometheus
                                          "queue_depth", "latency", "queue"])
         #expect(families[0].samples.first?.labels.isEmpty == true, "the daemon's own stays")
         #expect(dropped == [
-            .init(app: "a", family: "weave_config_last_reload_successful", reason: .reserved),
-            .init(app: "a", family: "weave_app_up", reason: .reserved),
-            .init(app: "b", family: "queue_depth", reason: .conflict),
-            .init(app: "b", family: "weave_resolutions", reason: .conflict),
-            .init(app: "b", family: "latency_count", reason: .conflict),
-            .init(app: "b", family: "weave_resolutions_total", reason: .conflict),
+            .init(source: "a", family: "weave_config_last_reload_successful", reason: .reserved),
+            .init(source: "a", family: "weave_app_up", reason: .reserved),
+            .init(source: "b", family: "queue_depth", reason: .conflict),
+            .init(source: "b", family: "weave_resolutions", reason: .conflict),
+            .init(source: "b", family: "latency_count", reason: .conflict),
+            .init(source: "b", family: "weave_resolutions_total", reason: .conflict),
         ])
         // Rendered, one TYPE line per name, and promtool's parser would see no family twice.
         for format in [Exposition.Format.prometheusText, .openMetrics] {
@@ -52,8 +52,8 @@ import WeavePrometheus
     /// Dropped families are counted per application and reason, and an application that left is forgotten.
     @Test func dropsAreCountedAndLeftApplicationsForgotten() {
         let drops = DroppedFamilies()
-        drops.note([.init(app: "a", family: "x", reason: .conflict), .init(app: "a", family: "weave_app_up", reason: .reserved)])
-        drops.note([.init(app: "a", family: "x", reason: .conflict)])
+        drops.note([.init(source: "a", family: "x", reason: .conflict), .init(source: "a", family: "weave_app_up", reason: .reserved)])
+        drops.note([.init(source: "a", family: "x", reason: .conflict)])
         let text = String(decoding: Exposition.render([drops.family(current: ["a", "b"])], format: .prometheusText), as: UTF8.self)
         #expect(text.contains("weave_app_dropped_families_total{app=\"a\",reason=\"conflict\"} 2\n"))
         #expect(text.contains("weave_app_dropped_families_total{app=\"a\",reason=\"reserved\"} 1\n"))

@@ -3,7 +3,8 @@ import WeavePrometheus
 import WeaveDI
 
 /// Everything the daemon's `/metrics` shows: its own collectors' families, then the applications',
-/// scraped at each `/metrics`, each series labelled with its `app`, admitted by `FamilyAdmission`.
+/// scraped at each `/metrics`, each series labelled with its `app`, admitted by `FamilyAdmission`,
+/// then the textfile directory's (`Textfiles`), under names nothing before them renders.
 /// The home of `weave_app_up`, `weave_app_scrape_duration_seconds` and
 /// `weave_app_dropped_families_total`. An application that is down has no series but those. The
 /// daemon's families come first, so an application's family of the same name never gives them its
@@ -16,6 +17,8 @@ struct AppMetrics: MetricCollector {
     let fleet: @Sendable () -> AppFleet
     /// Told after each scrape of applications, whose megabytes the heap keeps until scrapes stop.
     var trimmer: HeapTrimmer? = nil
+    /// The textfile directory, read with every scrape.
+    var textfiles: Textfiles? = nil
     /// Dropped families by application and reason, and those already logged.
     let drops = DroppedFamilies()
     /// It waits on the applications.
@@ -23,6 +26,7 @@ struct AppMetrics: MetricCollector {
 
     func collect() async -> [MetricFamily] {
         async let asked = fleet().scrape()
+        async let read = textfiles?.read() ?? []
         var daemon: [MetricFamily] = []
         for collector in own { daemon += await collector.collect() }
         let scrapes = await asked
@@ -36,7 +40,9 @@ struct AppMetrics: MetricCollector {
         let (families, dropped) = FamilyAdmission.admit(own: apps + daemon,
                                                         apps: scrapes.map { ($0.target.name, $0.families ?? []) })
         drops.note(dropped)
-        return families + [drops.family(current: scrapes.map(\.target.name))]
+        let files = await read
+        let (withFiles, fileDrops) = FamilyAdmission.admitExclusive(after: families, sources: files.map { ($0.name, $0.families) })
+        return withFiles + [drops.family(current: scrapes.map(\.target.name))] + (textfiles?.families(files, dropped: fileDrops) ?? [])
     }
 }
 
@@ -51,8 +57,8 @@ final class DroppedFamilies: Sendable {
         let new = state.withLock { state -> [FamilyAdmission.Drop] in
             var new: [FamilyAdmission.Drop] = []
             for drop in dropped {
-                state.counts[drop.app, default: [:]][drop.reason, default: 0] += 1
-                let key = "\(drop.app)\u{0}\(drop.family)\u{0}\(drop.reason.rawValue)"
+                state.counts[drop.source, default: [:]][drop.reason, default: 0] += 1
+                let key = "\(drop.source)\u{0}\(drop.family)\u{0}\(drop.reason.rawValue)"
                 if state.logged.count < Self.maxLogged, state.logged.insert(key).inserted { new.append(drop) }
             }
             return new
@@ -60,8 +66,8 @@ final class DroppedFamilies: Sendable {
         for drop in new {
             let why = drop.reason == .reserved ? "only weave-healthd may export a family of that name"
                 : "a family before it (the daemon's or another application's) renders that name with another name or type"
-            logger.warning("Application \(drop.app)'s family \(drop.family) is left out of /metrics: \(why)",
-                           metadata: ["app": "\(drop.app)", "family": "\(drop.family)", "reason": "\(drop.reason.rawValue)"])
+            logger.warning("Application \(drop.source)'s family \(drop.family) is left out of /metrics: \(why)",
+                           metadata: ["app": "\(drop.source)", "family": "\(drop.family)", "reason": "\(drop.reason.rawValue)"])
         }
     }
 

@@ -23,7 +23,8 @@ enum FamilyAdmission {
 
     /// One family left out.
     struct Drop: Sendable, Equatable {
-        let app: String
+        /// The application (or the textfile) it came from.
+        let source: String
         let family: String
         let reason: Reason
     }
@@ -46,7 +47,7 @@ enum FamilyAdmission {
         for (app, families) in apps {
             for family in families {
                 if reservedPrefixes.contains(where: { family.name.hasPrefix($0) }) {
-                    dropped.append(Drop(app: app, family: family.name, reason: .reserved))
+                    dropped.append(Drop(source: app, family: family.name, reason: .reserved))
                     continue
                 }
                 let clashes = renderedNames(family).contains { name in
@@ -54,7 +55,7 @@ enum FamilyAdmission {
                     return owner.name != family.name || owner.kind != family.kind
                 }
                 if clashes {
-                    dropped.append(Drop(app: app, family: family.name, reason: .conflict))
+                    dropped.append(Drop(source: app, family: family.name, reason: .conflict))
                     continue
                 }
                 claim(family)
@@ -62,6 +63,33 @@ enum FamilyAdmission {
             }
         }
         return (admitted, dropped)
+    }
+
+    /// `admitted` (kept whole) and the families of `sources` (textfiles) that may join them: only
+    /// under names no family before them renders, and never `weave_*` (the daemon's and the
+    /// applications' vocabulary). A source's family never merges with another's, since nothing (no
+    /// `app` label) would tell their series apart.
+    static func admitExclusive(after admitted: [MetricFamily], sources: [(source: String, families: [MetricFamily])])
+        -> (families: [MetricFamily], dropped: [Drop]) {
+        var claimed = Set(admitted.flatMap(renderedNames))
+        var families = admitted
+        var dropped: [Drop] = []
+        for (source, list) in sources {
+            for family in list {
+                if family.name.hasPrefix("weave_") {
+                    dropped.append(Drop(source: source, family: family.name, reason: .reserved))
+                    continue
+                }
+                let names = renderedNames(family)
+                if names.contains(where: claimed.contains) {
+                    dropped.append(Drop(source: source, family: family.name, reason: .conflict))
+                    continue
+                }
+                claimed.formUnion(names)
+                families.append(family)
+            }
+        }
+        return (families, dropped)
     }
 
     /// The names a family's lines carry in either format (its own name too: a TYPE line's).

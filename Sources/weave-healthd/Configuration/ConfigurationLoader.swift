@@ -36,7 +36,7 @@ struct ConfigurationLoader {
         guard let root = document else { throw error(nil, "the configuration is empty") }
         let top = try mapping(root, allowed: ["listen", "details", "bearer_token_file", "slow_resolution_threshold",
                                               "memory_pressure", "status_codes", "log_rate_limit", "checks", "apps",
-                                              "metrics"])
+                                              "metrics", "textfile"])
         var configuration = DaemonConfiguration(
             listeners: [.tcp(host: "127.0.0.1", port: Defaults.port)], detailsPolicy: nil, bearerTokenFile: nil, bearerToken: nil,
             slowResolutionThreshold: InstrumentationSettings.default.slowResolutionThreshold,
@@ -122,6 +122,7 @@ struct ConfigurationLoader {
             }
         }
         if let apps = top["apps"] { configuration.apps = try self.apps(apps) }
+        if let textfile = top["textfile"] { configuration.textfile = try self.textfile(textfile) }
         if let metrics = top["metrics"] {
             let fields = try mapping(metrics, allowed: ["resolve_buckets"])
             if let node = fields["resolve_buckets"] {

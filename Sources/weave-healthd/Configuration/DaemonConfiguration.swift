@@ -21,6 +21,8 @@ struct DaemonConfiguration: Sendable {
     var apps: AppsConfiguration
     /// Which of the daemon's own dependencies keep their latency buckets in `/metrics`.
     var resolveBuckets: ResolveBuckets
+    /// The directory of `*.prom` files read at every scrape; nil for none.
+    var textfile: TextfileConfiguration? = nil
 
     /// The daemon container's instrumentation settings (each runtime's container has its own).
     var instrumentation: InstrumentationSettings {
