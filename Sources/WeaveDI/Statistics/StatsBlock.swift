@@ -84,12 +84,13 @@ struct StatsBlock {
         add(nanos, at: field + LatencyBuckets.count, index: index)
     }
 
-    /// Adds the records of `indices` (those the block has room for) into `totals` (laid out like `words`, sized for the indices).
+    /// Adds the records of `indices` (those the block has room for) into `totals`, laid out like
+    /// `words` from the first of `indices` on.
     func accumulate(_ indices: Range<Int>, into totals: UnsafeMutablePointer<UInt64>) {
         let stride = StatsField.wordsPerKey
         for index in indices where index < capacity {
             let source = words + index * stride
-            let target = totals + index * stride
+            let target = totals + (index - indices.lowerBound) * stride
             for word in 0..<stride { target[word] &+= source[word] }
         }
     }
