@@ -143,6 +143,7 @@ let own: [any MetricCollector] = [
     ContainerMetrics(buckets: { source.runtime.configuration.resolveBuckets }) { source.runtime.container.statistics() },
     HealthMetrics { source.runtime.monitor.latestReport },
     PerfdataMetrics(source: source),
+    SystemdUnitMetrics(source: source),
     LogMetrics(writer: .shared),
     reloadOutcomes,
     ProcessMetrics(),

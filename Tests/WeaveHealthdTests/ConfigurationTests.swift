@@ -125,7 +125,7 @@ import WeavePrometheus
     @Test func checkTypesComeFromOneList() throws {
         let names = CheckTypes.all.map { $0.typeName }
         #expect(Set(names).count == names.count)
-        #expect(Set(names) == ["tcp", "http", "dns", "exec", "disk", "memory_pressure", "file", "container"])
+        #expect(Set(names) == ["tcp", "http", "dns", "exec", "disk", "memory_pressure", "file", "container", "systemd_unit"])
         #expect(throws: ConfigurationError.self) { try parse("checks:\n  - {name: a, type: tcp, host: h, port: 1, path: /}\n") }
         do {
             _ = try parse("checks:\n  - {name: a, type: nope}\n")

@@ -33,7 +33,7 @@ struct CheckContext {
 enum CheckTypes {
     static let all: [any CheckOptions.Type] = [
         TCPCheck.Options.self, HTTPCheck.Options.self, DNSCheck.Options.self, ExecCheck.Options.self, DiskCheck.Options.self,
-        MemoryPressureCheck.Options.self, FileCheck.Options.self, ContainerCheck.Options.self,
+        MemoryPressureCheck.Options.self, FileCheck.Options.self, ContainerCheck.Options.self, SystemdUnitCheck.Options.self,
     ]
 
     /// The keys every check has.

@@ -1,10 +1,13 @@
 import WeaveDI
+import WeaveSystemd
 
-/// What checks observed besides their status: a value for `/health`'s `observedValue`, and Nagios
-/// perfdata for the `weave_check_perfdata*` families. Shared by the checks and the metrics source.
+/// What checks observed besides their status: a value for `/health`'s `observedValue`, Nagios
+/// perfdata for the `weave_check_perfdata*` families, and systemd units for `weave_systemd_unit_*`.
+/// Shared by the checks and the metrics source.
 final class Observations: Sendable {
     private let values = Locked<[String: (value: Double, unit: String)]>([:])
     private let perfdata = Locked<[String: [Perfdata]]>([:])
+    private let units = Locked<[String: SystemdUnit]>([:])
 
     func record(_ check: String, value: Double, unit: String) {
         values.withLock { $0[check] = (value, unit) }
@@ -24,5 +27,15 @@ final class Observations: Sendable {
     /// Every perfdata item, by check.
     var allPerfdata: [String: [Perfdata]] {
         perfdata.withLock { $0 }
+    }
+
+    /// The unit a `systemd_unit` check last read; nil when it could not read it (no series then).
+    func record(_ check: String, unit: SystemdUnit?) {
+        units.withLock { $0[check] = unit }
+    }
+
+    /// Every unit last read, by check.
+    var allUnits: [String: SystemdUnit] {
+        units.withLock { $0 }
     }
 }

@@ -1,0 +1,108 @@
+import CSystemd
+import WeaveSupport
+
+/// A unit's state as the host's systemd reports it over D-Bus (sd-bus, libsystemd's client): what
+/// `systemctl status` shows. Read with `SystemdUnit.status(of:timeout:)`.
+public struct SystemdUnit: Sendable, Equatable {
+    public let name: String
+    /// `loaded`, `not-found`, `bad-setting`, `error` or `masked`.
+    public let loadState: String
+    /// `active`, `reloading`, `inactive`, `failed`, `activating` or `deactivating`.
+    public let activeState: String
+    /// The unit type's finer state: `running`, `exited`, `auto-restart`, `dead`, …
+    public let subState: String
+    /// A service's last result (`success`, `exit-code`, `signal`, `timeout`, …); nil for other unit types.
+    public let result: String?
+    /// How often systemd restarted the service (`Restart=`); nil for other unit types.
+    public let restarts: UInt32?
+    /// When the unit entered its current state, in seconds since the Unix epoch; nil if never.
+    public let stateChangedAt: Double?
+
+    public init(name: String, loadState: String, activeState: String, subState: String, result: String?, restarts: UInt32?,
+                stateChangedAt: Double?) {
+        self.name = name
+        self.loadState = loadState
+        self.activeState = activeState
+        self.subState = subState
+        self.result = result
+        self.restarts = restarts
+        self.stateChangedAt = stateChangedAt
+    }
+
+    /// Why a unit could not be read: the bus, or systemd's answer, in words.
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Reads `unit` from the system bus (`$DBUS_SYSTEM_BUS_ADDRESS`, else `/run/dbus/system_bus_socket`),
+    /// each call within `timeout`. Blocking: call it off the event loop and Swift's pool.
+    public static func status(of unit: String, timeout: Duration) throws(Failure) -> SystemdUnit {
+        var bus: OpaquePointer?
+        let opened = sd_bus_open_system(&bus)
+        guard opened >= 0, let bus else { throw Failure(description: "cannot connect to the system bus: \(SystemError.text(-opened))") }
+        defer { sd_bus_flush_close_unref(bus) }
+        sd_bus_set_method_call_timeout(bus, UInt64(max(1, timeout.totalSeconds * 1e6)))
+        let path = try loadUnit(unit, on: bus)
+        let unitInterface = "org.freedesktop.systemd1.Unit"
+        let loadState = try string(bus, path, unitInterface, "LoadState")
+        let activeState = try string(bus, path, unitInterface, "ActiveState")
+        let subState = try string(bus, path, unitInterface, "SubState")
+        let changed = try? trivial(bus, path, unitInterface, "StateChangeTimestamp", type: "t", as: UInt64.self)
+        // Service-only properties: another unit type (a timer, a socket) has none.
+        let isService = unit.hasSuffix(".service")
+        let result = isService ? try? string(bus, path, "org.freedesktop.systemd1.Service", "Result") : nil
+        let restarts = isService ? try? trivial(bus, path, "org.freedesktop.systemd1.Service", "NRestarts", type: "u", as: UInt32.self) : nil
+        return SystemdUnit(name: unit, loadState: loadState, activeState: activeState, subState: subState, result: result,
+                           restarts: restarts, stateChangedAt: changed.flatMap { $0 > 0 ? Double($0) / 1e6 : nil })
+    }
+
+    /// `Manager.LoadUnit`: the unit's object path (systemd loads the unit to answer, so an unknown
+    /// unit answers with `LoadState` `not-found` rather than an error).
+    private static func loadUnit(_ unit: String, on bus: OpaquePointer) throws(Failure) -> String {
+        var message: OpaquePointer?
+        var reply: OpaquePointer?
+        var error = sd_bus_error(name: nil, message: nil, _need_free: 0)
+        defer {
+            sd_bus_message_unref(message)
+            sd_bus_message_unref(reply)
+            sd_bus_error_free(&error)
+        }
+        var code = sd_bus_message_new_method_call(bus, &message, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                  "org.freedesktop.systemd1.Manager", "LoadUnit")
+        guard code >= 0 else { throw Failure(description: "cannot make a D-Bus call: \(SystemError.text(-code))") }
+        code = unit.withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "s")), $0) }
+        guard code >= 0 else { throw Failure(description: "cannot make a D-Bus call: \(SystemError.text(-code))") }
+        code = sd_bus_call(bus, message, 0, &error, &reply)
+        guard code >= 0 else { throw failure("LoadUnit(\(unit))", code, error) }
+        var path: UnsafePointer<CChar>?
+        code = sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "o")), &path)
+        guard code >= 0, let path else { throw Failure(description: "systemd's answer to LoadUnit(\(unit)) has no object path") }
+        return String(cString: path)
+    }
+
+    private static func string(_ bus: OpaquePointer, _ path: String, _ interface: String, _ member: String) throws(Failure) -> String {
+        var error = sd_bus_error(name: nil, message: nil, _need_free: 0)
+        defer { sd_bus_error_free(&error) }
+        var value: UnsafeMutablePointer<CChar>?
+        let code = sd_bus_get_property_string(bus, "org.freedesktop.systemd1", path, interface, member, &error, &value)
+        guard code >= 0, let value else { throw failure(member, code, error) }
+        defer { free(value) }
+        return String(cString: value)
+    }
+
+    private static func trivial<T: FixedWidthInteger>(_ bus: OpaquePointer, _ path: String, _ interface: String, _ member: String,
+                                                      type: Unicode.Scalar, as _: T.Type) throws(Failure) -> T {
+        var error = sd_bus_error(name: nil, message: nil, _need_free: 0)
+        defer { sd_bus_error_free(&error) }
+        var value: T = 0
+        let code = sd_bus_get_property_trivial(bus, "org.freedesktop.systemd1", path, interface, member, &error,
+                                               CChar(UInt8(ascii: type)), &value)
+        guard code >= 0 else { throw failure(member, code, error) }
+        return value
+    }
+
+    private static func failure(_ what: String, _ code: Int32, _ error: sd_bus_error) -> Failure {
+        if let message = error.message { return Failure(description: "\(what): \(String(cString: message))") }
+        return Failure(description: "\(what): \(SystemError.text(-code))")
+    }
+}

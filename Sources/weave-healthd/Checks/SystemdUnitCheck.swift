@@ -1,0 +1,65 @@
+import WeaveDI
+import WeaveHealth
+import WeaveSystemd
+
+/// A systemd unit is active, asked of the host's systemd over D-Bus (sd-bus): `active` is healthy;
+/// `reloading`, `activating`, `deactivating` degraded, but `activating (auto-restart)` (it failed
+/// and waits to be restarted) and `inactive`, `failed` or a unit that does not exist unhealthy.
+/// The reason says the state, the result and the restarts, as `systemctl status` would.
+struct SystemdUnitCheck: HealthCheckable {
+    let name: String
+    let unit: String
+    let timeout: Duration
+    let observations: Observations
+
+    func healthCheck() async -> HealthStatus {
+        let (unit, timeout) = (self.unit, self.timeout)
+        let read = await offThePool { () -> Result<SystemdUnit, SystemdUnit.Failure> in
+            do throws(SystemdUnit.Failure) { return .success(try SystemdUnit.status(of: unit, timeout: timeout)) } catch { return .failure(error) }
+        }
+        switch read {
+        case .failure(let failure):
+            observations.record(name, unit: nil)
+            return .unhealthy(error: CheckFailure("\(unit): \(failure)"))
+        case .success(let status):
+            observations.record(name, unit: status.loadState == "not-found" ? nil : status)
+            return Self.health(status)
+        }
+    }
+
+    /// What the unit's states mean for its health.
+    static func health(_ unit: SystemdUnit) -> HealthStatus {
+        if unit.loadState == "not-found" { return .unhealthy(error: CheckFailure("\(unit.name) does not exist (LoadState not-found)")) }
+        var reason = "\(unit.name) is \(unit.activeState) (\(unit.subState))"
+        if let result = unit.result, result != "success" { reason += ", last result \(result)" }
+        if let restarts = unit.restarts, restarts > 0 { reason += ", restarted \(restarts) time\(restarts == 1 ? "" : "s")" }
+        switch unit.activeState {
+        case "active": return .healthy
+        case "activating" where unit.subState == "auto-restart": return .unhealthy(error: CheckFailure(reason))
+        case "reloading", "activating", "deactivating": return .degraded(reason: reason)
+        default: return .unhealthy(error: CheckFailure(reason))
+        }
+    }
+}
+
+extension SystemdUnitCheck {
+    /// `type: systemd_unit`: `unit`.
+    struct Options: CheckOptions {
+        static let typeName = "systemd_unit"
+        static let keys: Set<String> = ["unit"]
+        let unit: String
+
+        init(_ fields: ConfigurationFields) throws(ConfigurationError) {
+            let node = try fields.required("unit")
+            unit = try fields.loader.string(node)
+            let types = [".service", ".socket", ".timer", ".mount", ".target", ".path", ".slice", ".scope", ".swap", ".device", ".automount"]
+            guard types.contains(where: unit.hasSuffix), !unit.contains("/"), unit.utf8.count <= 256 else {
+                throw fields.loader.error(node, "unit must be a unit name with its type, such as postgresql.service, not '\(unit)'")
+            }
+        }
+
+        func makeCheck(_ context: CheckContext) -> any HealthCheckable {
+            SystemdUnitCheck(name: context.name, unit: unit, timeout: context.timeout, observations: context.observations)
+        }
+    }
+}
