@@ -29,6 +29,23 @@ public struct SystemdUnit: Sendable, Equatable {
         self.stateChangedAt = stateChangedAt
     }
 
+    /// Whether `name` is a unit name with its type (`postgresql.service`, `backup.timer`).
+    public static func isValidName(_ name: String) -> Bool {
+        let types = [".service", ".socket", ".timer", ".mount", ".target", ".path", ".slice", ".scope", ".swap", ".device", ".automount"]
+        return types.contains(where: name.hasSuffix) && !name.contains("/") && name.utf8.count <= 256
+            && name.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F }
+    }
+
+    /// What `systemctl status` says of it in one line: `api.service is activating (auto-restart),
+    /// last result exit-code, restarted 3 times`.
+    public var summary: String {
+        if loadState == "not-found" { return "\(name) does not exist (LoadState not-found)" }
+        var text = "\(name) is \(activeState) (\(subState))"
+        if let result, result != "success" { text += ", last result \(result)" }
+        if let restarts, restarts > 0 { text += ", restarted \(restarts) time\(restarts == 1 ? "" : "s")" }
+        return text
+    }
+
     /// Why a unit could not be read: the bus, or systemd's answer, in words.
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public let description: String

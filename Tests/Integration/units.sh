@@ -40,7 +40,10 @@ cat > "$WORK/config.yaml" <<YAML
 listen:
   - address: 127.0.0.1:$PORT
 details: always
-apps: {discover: false}
+apps:
+  discover: false
+  health_interval: 1s
+  targets: [{name: billing, socket: $WORK/billing.sock, unit: worker.service}]
 checks:
   - {name: db, type: systemd_unit, unit: postgresql.service, interval: 1s}
   - {name: worker, type: systemd_unit, unit: worker.service, interval: 1s}
@@ -65,6 +68,8 @@ expect_status worker '^fail \| worker.service is activating \(auto-restart\), la
 expect_status backup '^pass' "a timer that is active (waiting): healthy"
 expect_status ghost '^fail \| ghost.service does not exist' "a unit systemd does not know: unhealthy, said so"
 
+expect_status billing '^fail \| billing is down: .*; worker.service is activating \(auto-restart\), last result exit-code, restarted 3 times$' \
+    "an application that names its unit: down, and its unit's state in the same reason"
 curl -s "$URL/metrics" > "$WORK/metrics.txt"
 expect "weave_systemd_unit_state: postgresql.service active" grep -q '^weave_systemd_unit_state{check="db",unit="postgresql.service",state="active"} 1$' "$WORK/metrics.txt"
 expect "…and activating for worker.service" grep -q '^weave_systemd_unit_state{check="worker",unit="worker.service",state="activating"} 1$' "$WORK/metrics.txt"

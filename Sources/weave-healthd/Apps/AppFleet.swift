@@ -5,6 +5,7 @@ import WeaveHealth
 import WeaveHealthServer
 import WeavePrometheus
 import WeaveSupport
+import WeaveSystemd
 
 /// The applications one configuration aggregates: the targets it names, plus a socket per
 /// `<name>.sock` in the watched directory, listed afresh at every scrape and health round, so an
@@ -348,12 +349,23 @@ final class AppFleet: Sendable {
             } catch {
                 outcome = .failure(FetchFailure(NetworkFailure.reason(error, target: target.address)))
             }
-            if notes { note(target, outcome.map { _ in () }, asked: left > .zero) }
+            if notes { note(target, await withUnitState(outcome.map { _ in () }, of: target), asked: left > .zero) }
             return (target, outcome, ContinuousClock.now - start)
         }
         forgetAllBut(targets.map(\.name))
         connections.closeAll(except: Set(targets.map(\.address)))
         return answers
+    }
+
+    /// A failure of a target that names its systemd unit, with what systemd says of the unit: an
+    /// application down and its unit in `activating (auto-restart)` tell one story.
+    private func withUnitState(_ outcome: Result<Void, FetchFailure>, of target: AppTarget) async -> Result<Void, FetchFailure> {
+        guard case .failure(let failure) = outcome, let unit = target.unit else { return outcome }
+        let timeout = configuration.timeout
+        let state = await offThePool { () -> String in
+            do throws(SystemdUnit.Failure) { return try SystemdUnit.status(of: unit, timeout: timeout).summary } catch { return "\(unit): \(error)" }
+        }
+        return .failure(FetchFailure("\(failure.description); \(state)"))
     }
 
     /// Records whether `target` answered (and whether it was `asked` at all), and logs when that changes.

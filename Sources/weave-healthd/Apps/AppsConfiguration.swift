@@ -1,4 +1,5 @@
 import WeaveSupport
+import WeaveSystemd
 
 /// `apps:`: the applications whose endpoints (`WeaveAppEndpoint`) the daemon aggregates: sockets
 /// found in a watched directory, plus targets named in the file.
@@ -44,6 +45,8 @@ struct AppTarget: Sendable, Equatable {
     /// The `Host` header and the path prefix (`/` for a socket; a URL's path otherwise).
     var host: String
     var pathPrefix: String
+    /// The application's systemd unit, whose state the reason of a down application includes.
+    var unit: String? = nil
 }
 
 extension ConfigurationLoader {
@@ -84,22 +87,28 @@ extension ConfigurationLoader {
     }
 
     private func appTarget(_ node: YAMLNode) throws(ConfigurationError) -> AppTarget {
-        let fields = try mapping(node, allowed: ["name", "socket", "url"])
+        let fields = try mapping(node, allowed: ["name", "socket", "url", "unit"])
         guard let nameNode = fields["name"] else { throw error(node, "an application needs a name") }
         let name = try string(nameNode)
         guard AppSocket.isValidName(name) else {
             throw error(nameNode, "an application name uses letters, digits, '-', '_' and '.' only (at most 128, not starting with '.')")
         }
+        var unit: String?
+        if let node = fields["unit"] {
+            unit = try string(node)
+            guard SystemdUnit.isValidName(unit!) else { throw error(node, "unit must be a unit name with its type, such as billing.service") }
+        }
         switch (fields["socket"], fields["url"]) {
         case (let socket?, nil):
             let path = try string(socket)
             guard path.hasPrefix("/") else { throw error(socket, "socket must be an absolute path") }
-            return AppTarget(name: name, address: .unix(path: path), host: "localhost", pathPrefix: "")
+            return AppTarget(name: name, address: .unix(path: path), host: "localhost", pathPrefix: "", unit: unit)
         case (nil, let url?):
             let text = try string(url)
             guard let parsed = HTTPURL(text) else { throw error(url, "url must be http://host[:port][/prefix], not '\(text)'") }
             let prefix = parsed.path.hasSuffix("/") ? String(parsed.path.dropLast()) : parsed.path
-            return AppTarget(name: name, address: .tcp(host: parsed.host, port: parsed.port), host: parsed.hostHeader, pathPrefix: prefix)
+            return AppTarget(name: name, address: .tcp(host: parsed.host, port: parsed.port), host: parsed.hostHeader, pathPrefix: prefix,
+                             unit: unit)
         default:
             throw error(node, "application '\(name)' needs exactly one of socket: /path or url: http://host:port")
         }

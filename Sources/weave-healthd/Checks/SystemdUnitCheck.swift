@@ -29,10 +29,8 @@ struct SystemdUnitCheck: HealthCheckable {
 
     /// What the unit's states mean for its health.
     static func health(_ unit: SystemdUnit) -> HealthStatus {
-        if unit.loadState == "not-found" { return .unhealthy(error: CheckFailure("\(unit.name) does not exist (LoadState not-found)")) }
-        var reason = "\(unit.name) is \(unit.activeState) (\(unit.subState))"
-        if let result = unit.result, result != "success" { reason += ", last result \(result)" }
-        if let restarts = unit.restarts, restarts > 0 { reason += ", restarted \(restarts) time\(restarts == 1 ? "" : "s")" }
+        let reason = unit.summary
+        if unit.loadState == "not-found" { return .unhealthy(error: CheckFailure(reason)) }
         switch unit.activeState {
         case "active": return .healthy
         case "activating" where unit.subState == "auto-restart": return .unhealthy(error: CheckFailure(reason))
@@ -52,8 +50,7 @@ extension SystemdUnitCheck {
         init(_ fields: ConfigurationFields) throws(ConfigurationError) {
             let node = try fields.required("unit")
             unit = try fields.loader.string(node)
-            let types = [".service", ".socket", ".timer", ".mount", ".target", ".path", ".slice", ".scope", ".swap", ".device", ".automount"]
-            guard types.contains(where: unit.hasSuffix), !unit.contains("/"), unit.utf8.count <= 256 else {
+            guard SystemdUnit.isValidName(unit) else {
                 throw fields.loader.error(node, "unit must be a unit name with its type, such as postgresql.service, not '\(unit)'")
             }
         }
