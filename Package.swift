@@ -71,6 +71,9 @@ let package = Package(
         ]),
         // libsystemd (Debian libsystemd-dev), called directly: journald, sd_notify, socket activation.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // One HTTPS request over Debian's OpenSSL, for the http check's https:// URLs: built with
+        // libssl-dev's headers, libssl.so.3 loaded on the first request (dlopen), not linked.
+        .target(name: "CTLS"),
         .target(
             name: "WeaveSystemd",
             dependencies: ["CSystemd", "WeaveSupport", .product(name: "Logging", package: "swift-log")]
@@ -83,7 +86,7 @@ let package = Package(
         .executableTarget(
             name: "weave-healthd",
             dependencies: [
-                "CMachine", "WeaveDI", "WeaveHealth", "WeavePrometheus", "WeaveHealthServer", "WeaveSupport", "WeaveSystemd",
+                "CMachine", "CTLS", "WeaveDI", "WeaveHealth", "WeavePrometheus", "WeaveHealthServer", "WeaveSupport", "WeaveSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

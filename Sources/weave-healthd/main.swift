@@ -144,6 +144,7 @@ let own: [any MetricCollector] = [
     HealthMetrics { source.runtime.monitor.latestReport },
     PerfdataMetrics(source: source),
     SystemdUnitMetrics(source: source),
+    TLSMetrics(source: source),
     LogMetrics(writer: .shared),
     reloadOutcomes,
     ProcessMetrics(),

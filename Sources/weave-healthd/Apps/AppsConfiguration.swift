@@ -105,7 +105,7 @@ extension ConfigurationLoader {
             return AppTarget(name: name, address: .unix(path: path), host: "localhost", pathPrefix: "", unit: unit)
         case (nil, let url?):
             let text = try string(url)
-            guard let parsed = HTTPURL(text) else { throw error(url, "url must be http://host[:port][/prefix], not '\(text)'") }
+            guard let parsed = HTTPURL(text), !parsed.secure else { throw error(url, "url must be http://host[:port][/prefix], not '\(text)'") }
             let prefix = parsed.path.hasSuffix("/") ? String(parsed.path.dropLast()) : parsed.path
             return AppTarget(name: name, address: .tcp(host: parsed.host, port: parsed.port), host: parsed.hostHeader, pathPrefix: prefix,
                              unit: unit)

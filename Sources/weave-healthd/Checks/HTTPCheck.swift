@@ -1,19 +1,33 @@
 import NIOCore
 import WeaveDI
 import WeaveHealth
+import WeaveSupport
 
 /// GETs a URL: healthy when the status is in the expected range and the body (first 64 KiB)
-/// contains the expected text, if any.
+/// contains the expected text, if any. Over `https://`, also when the certificate chain verifies
+/// (unless `insecure_skip_verify`) and its earliest expiry is more than `warn_days` away (degraded
+/// within it, unhealthy within `fail_days`), with the date in the reason.
 struct HTTPCheck: HealthCheckable {
     let name: String
     let url: HTTPURL
     let expectedStatus: ClosedRange<Int>
     let bodyContains: String?
+    let tls: TLSSettings
     let timeout: Duration
     let group: any EventLoopGroup
     let observations: Observations
 
+    /// An https check's verification and expiry thresholds.
+    struct TLSSettings: Sendable, Equatable {
+        var options = TLSFetch.Options()
+        var warnDays = 14.0
+        var failDays = 3.0
+    }
+
+    static let maxBodyBytes = 65_536
+
     func healthCheck() async -> HealthStatus {
+        if url.secure { return await secureCheck() }
         do {
             let (status, body) = try await fetch()
             observations.record(name, value: Double(status), unit: "status")
@@ -30,8 +44,60 @@ struct HTTPCheck: HealthCheckable {
         }
     }
 
+    /// The https exchange: the session's verdicts, then the answer's, the worst of them.
+    private func secureCheck() async -> HealthStatus {
+        let (url, options, timeout) = (self.url, tls.options, self.timeout)
+        let outcome = await offThePool { () -> Result<TLSFetch.Response, FetchFailure> in
+            do throws(FetchFailure) {
+                return .success(try TLSFetch.get(url, options: options, timeout: timeout, maxBodyBytes: Self.maxBodyBytes))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let response: TLSFetch.Response
+        switch outcome {
+        case .failure(let failure):
+            observations.record(name, tls: nil)
+            return .unhealthy(error: CheckFailure("GET \(url.description) failed: \(failure)"))
+        case .success(let answer):
+            response = answer
+        }
+        observations.record(name, tls: response.session)
+        observations.record(name, value: Double(response.status), unit: "status")
+        let session = response.session
+        let expiry = session.earliestExpiry.map { Self.expiry($0) } ?? "has no expiry date"
+        if !session.verified, !tls.options.insecureSkipVerify {
+            return .unhealthy(error: CheckFailure(
+                "\(url.description): the certificate does not verify: \(session.verifyError ?? "unknown") (the earliest in the chain \(expiry))"))
+        }
+        guard expectedStatus.contains(response.status) else {
+            return .unhealthy(error: CheckFailure("GET \(url.path) answered \(response.status), expected \(expectedStatus.lowerBound)-\(expectedStatus.upperBound)"))
+        }
+        if let bodyContains, !String(decoding: response.body, as: UTF8.self).contains(bodyContains) {
+            return .unhealthy(error: CheckFailure("GET \(url.path) answered \(response.status) without '\(bodyContains)'"))
+        }
+        if let earliest = session.earliestExpiry {
+            let days = (earliest - WallClock.now()) / 86_400
+            if days < tls.failDays { return .unhealthy(error: CheckFailure("\(url.description): a certificate \(expiry), within fail_days (\(Self.days(tls.failDays)))")) }
+            if days < tls.warnDays { return .degraded(reason: "\(url.description): a certificate \(expiry), within warn_days (\(Self.days(tls.warnDays)))") }
+        }
+        return .healthy
+    }
+
+    /// "expires 2026-12-06 (in 10 days)" or "expired 2026-11-20 (6 days ago)".
+    static func expiry(_ time: Double) -> String {
+        let days = (time - WallClock.now()) / 86_400
+        let date = Timestamp.date(time)
+        return days >= 0 ? "expires \(date) (in \(Self.days(days)))" : "expired \(date) (\(Self.days(-days)) ago)"
+    }
+
+    private static func days(_ value: Double) -> String {
+        let whole = Int(value.rounded(.down))
+        return whole == 1 ? "1 day" : "\(whole) days"
+    }
+
     private func fetch() async throws -> (Int, [UInt8]) {
-        let fetch = HTTPFetch(target: .tcp(host: url.host, port: url.port), timeout: timeout, maxBodyBytes: 65_536,
+        let fetch = HTTPFetch(target: .tcp(host: url.host, port: url.port), timeout: timeout, maxBodyBytes: Self.maxBodyBytes,
                               overflow: .truncate, group: group)
         let response = try await fetch.get(url.path, host: url.hostHeader)
         return (response.status, response.body)
@@ -39,29 +105,46 @@ struct HTTPCheck: HealthCheckable {
 }
 
 extension HTTPCheck {
-    /// `type: http`: `url` (http only), `expect_status` (200-399), `body_contains`.
+    /// `type: http`: `url` (http or https), `expect_status` (200-399), `body_contains`; for https,
+    /// `ca_file`, `server_name`, `client_cert` and `client_key`, `insecure_skip_verify`, `warn_days` (14)
+    /// and `fail_days` (3).
     struct Options: CheckOptions {
         static let typeName = "http"
-        static let keys: Set<String> = ["url", "expect_status", "body_contains"]
+        static let tlsKeys: Set<String> = ["ca_file", "server_name", "client_cert", "client_key", "insecure_skip_verify", "warn_days", "fail_days"]
+        static let keys: Set<String> = Set(["url", "expect_status", "body_contains"]).union(tlsKeys)
         let url: HTTPURL
         let expectedStatus: ClosedRange<Int>
         let bodyContains: String?
+        let tls: TLSSettings
 
         init(_ fields: ConfigurationFields) throws(ConfigurationError) {
             let urlNode = try fields.required("url")
             let text = try fields.loader.string(urlNode)
-            if text.hasPrefix("https://") {
-                throw fields.loader.error(urlNode, "https is not supported by the built-in http check; use an exec check with check_http --ssl")
-            }
-            guard let url = HTTPURL(text) else { throw fields.loader.error(urlNode, "url must be http://host[:port]/path, not '\(text)'") }
+            guard let url = HTTPURL(text) else { throw fields.loader.error(urlNode, "url must be http(s)://host[:port]/path, not '\(text)'") }
             self.url = url
             expectedStatus = try fields["expect_status"].map { node throws(ConfigurationError) in try fields.loader.statusRange(node) } ?? 200...399
             bodyContains = try fields.string("body_contains")
+            var tls = TLSSettings()
+            if !url.secure, let key = Self.tlsKeys.sorted().first(where: { fields[$0] != nil }) {
+                throw fields.error(key, "\(key) applies to https:// URLs only")
+            }
+            tls.options.caFile = try fields.string("ca_file")
+            tls.options.serverName = try fields.string("server_name")
+            tls.options.clientCertificate = try fields.string("client_cert")
+            tls.options.clientKey = try fields.string("client_key")
+            if (tls.options.clientCertificate == nil) != (tls.options.clientKey == nil) {
+                throw fields.error(tls.options.clientCertificate == nil ? "client_key" : "client_cert", "client_cert and client_key go together")
+            }
+            tls.options.insecureSkipVerify = try fields.boolean("insecure_skip_verify") ?? false
+            tls.warnDays = Double(try fields.integer("warn_days", in: 0...3_650) ?? 14)
+            tls.failDays = Double(try fields.integer("fail_days", in: 0...3_650) ?? 3)
+            if tls.failDays > tls.warnDays { throw fields.error("fail_days", "fail_days (\(Int(tls.failDays))) must not exceed warn_days (\(Int(tls.warnDays)))") }
+            self.tls = tls
         }
 
         func makeCheck(_ context: CheckContext) -> any HealthCheckable {
-            HTTPCheck(name: context.name, url: url, expectedStatus: expectedStatus, bodyContains: bodyContains, timeout: context.timeout,
-                      group: context.group, observations: context.observations)
+            HTTPCheck(name: context.name, url: url, expectedStatus: expectedStatus, bodyContains: bodyContains, tls: tls,
+                      timeout: context.timeout, group: context.group, observations: context.observations)
         }
     }
 }

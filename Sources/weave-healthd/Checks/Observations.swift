@@ -2,12 +2,14 @@ import WeaveDI
 import WeaveSystemd
 
 /// What checks observed besides their status: a value for `/health`'s `observedValue`, Nagios
-/// perfdata for the `weave_check_perfdata*` families, and systemd units for `weave_systemd_unit_*`.
+/// perfdata for the `weave_check_perfdata*` families, systemd units for `weave_systemd_unit_*`, and
+/// https sessions for `weave_check_tls_*`.
 /// Shared by the checks and the metrics source.
 final class Observations: Sendable {
     private let values = Locked<[String: (value: Double, unit: String)]>([:])
     private let perfdata = Locked<[String: [Perfdata]]>([:])
     private let units = Locked<[String: SystemdUnit]>([:])
+    private let sessions = Locked<[String: TLSFetch.Session]>([:])
 
     func record(_ check: String, value: Double, unit: String) {
         values.withLock { $0[check] = (value, unit) }
@@ -37,5 +39,15 @@ final class Observations: Sendable {
     /// Every unit last read, by check.
     var allUnits: [String: SystemdUnit] {
         units.withLock { $0 }
+    }
+
+    /// The TLS session an https check last established; nil when the handshake failed (no series then).
+    func record(_ check: String, tls session: TLSFetch.Session?) {
+        sessions.withLock { $0[check] = session }
+    }
+
+    /// Every https check's last session, by check.
+    var allSessions: [String: TLSFetch.Session] {
+        sessions.withLock { $0 }
     }
 }

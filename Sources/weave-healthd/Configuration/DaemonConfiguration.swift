@@ -50,17 +50,23 @@ struct HTTPURL: Sendable, Equatable {
     var host: String
     var port: Int
     var path: String
+    /// `https://`: only the http check speaks TLS.
+    var secure: Bool
 
-    /// The `Host` header: the port only when it is not 80, IPv6 literals bracketed.
+    /// The `Host` header: the port only when it is not the scheme's, IPv6 literals bracketed.
     var hostHeader: String {
-        port == 80 ? (host.contains(":") ? "[\(host)]" : host) : HostPort.format(host: host, port: port)
+        port == (secure ? 443 : 80) ? (host.contains(":") ? "[\(host)]" : host) : HostPort.format(host: host, port: port)
     }
 
+    /// The URL as written: `https://host:port/path`.
+    var description: String { (secure ? "https://" : "http://") + hostHeader + path }
+
     init?(_ text: String) {
-        guard text.hasPrefix("http://") else { return nil }
-        let rest = text.dropFirst("http://".count)
+        secure = text.hasPrefix("https://")
+        guard secure || text.hasPrefix("http://") else { return nil }
+        let rest = text.dropFirst(secure ? "https://".count : "http://".count)
         let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
-        guard let (host, port) = HostPort.parse(rest[..<authorityEnd], defaultPort: 80) else { return nil }
+        guard let (host, port) = HostPort.parse(rest[..<authorityEnd], defaultPort: secure ? 443 : 80) else { return nil }
         self.host = host
         self.port = port
         path = authorityEnd == rest.endIndex ? "/" : String(rest[authorityEnd...])

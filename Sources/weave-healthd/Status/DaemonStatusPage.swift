@@ -73,7 +73,7 @@ struct StatusDocument {
             <body>
             <header>
             <h1>\(HTML.escape(identity.serviceID)) <span class="state \(report.aggregate.rawValue)">\(report.aggregate.rawValue)</span></h1>
-            <p>\(apps.count) applications, \(down) down · \(own.count) checks of its own · version \(HTML.escape(identity.version)) · \(Self.utc(now))</p>
+            <p>\(apps.count) applications, \(down) down · \(own.count) checks of its own · version \(HTML.escape(identity.version)) · \(Timestamp.readable(now))</p>
 
             """
         if !details { html += "<p class=\"note\">Reasons are not shown to this client (the daemon's <code>details:</code>).</p>\n" }
@@ -157,7 +157,7 @@ struct StatusDocument {
         guard !shown.isEmpty else { return html + "<p>None since the daemon started.</p>\n</section>\n" }
         html += "<table><thead><tr><th>when</th><th>check</th><th>change</th>\(details ? "<th>reason</th>" : "")</tr></thead>\n<tbody>\n"
         for transition in shown {
-            html += "<tr><td>\(Self.utc(transition.time))</td><td>\(HTML.escape(transition.name))</td>"
+            html += "<tr><td>\(Timestamp.readable(transition.time))</td><td>\(HTML.escape(transition.name))</td>"
             html += "<td><span class=\"state \(transition.from.rawValue)\">\(transition.from.rawValue)</span> → "
             html += "<span class=\"state \(transition.to.rawValue)\">\(transition.to.rawValue)</span></td>"
             if details { html += "<td>\(HTML.escape(transition.reason ?? ""))</td>" }
@@ -209,16 +209,6 @@ struct StatusDocument {
     }
 
     static func rate(_ value: Double) -> String { value < 0.05 ? "0" : String(format3: value) }
-
-    /// `time` as `2026-11-26 05:09:07 UTC`.
-    static func utc(_ time: Double) -> String {
-        var seconds = time_t(time)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) "
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) UTC"
-    }
 
     static let style = """
         body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}h1,h2,h3{margin:.6em 0 .3em}\
