@@ -81,12 +81,12 @@ public struct DependencySummary: Sendable, Equatable {
             guard let number = value?.number, number >= 0, number < 0x1p64, number.rounded() == number else { return nil }
             return UInt64(number)
         }
+        // A latency is a duration the histogram can hold (up to 10 s): anything else is no figure.
+        func latency(_ value: JSONValue?) -> Double? { value?.number.flatMap { $0 >= 0 && $0 <= 3_600 ? $0 : nil } }
         var dependencies: [Dependency] = []
         for entry in entries {
             guard let name = entry["name"]?.string, let resolutions = count(entry["resolutions"]),
                   let slow = count(entry["slow"]), let errors = count(entry["errors"]) else { return nil }
-            // A latency is a duration the histogram can hold (up to 10 s): anything else is no figure.
-            func latency(_ value: JSONValue?) -> Double? { value?.number.flatMap { $0 >= 0 && $0 <= 3_600 ? $0 : nil } }
             dependencies.append(Dependency(name: name, resolutions: resolutions, slow: slow, errors: errors,
                                            p50: latency(entry["p50"]), p99: latency(entry["p99"])))
         }

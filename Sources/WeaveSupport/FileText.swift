@@ -34,3 +34,20 @@ package func readTextFile(_ path: String, limit: Int) -> Result<String, FileRead
 package func readTextFile(_ path: String) -> String? {
     try? readTextFile(path, limit: 4 << 20).get()
 }
+
+/// The names in the directory at `path` (not `.` and `..`), or the errno of why it cannot be listed.
+package func directoryNames(_ path: String) -> Result<[String], DirectoryListingError> {
+    guard let handle = opendir(path) else { return .failure(DirectoryListingError(code: errno)) }
+    defer { closedir(handle) }
+    var names: [String] = []
+    while let entry = readdir(handle) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if name != ".", name != ".." { names.append(name) }
+    }
+    return .success(names)
+}
+
+/// Why a directory could not be listed: its errno.
+package struct DirectoryListingError: Error {
+    package let code: Int32
+}

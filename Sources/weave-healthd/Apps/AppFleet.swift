@@ -104,16 +104,15 @@ final class AppFleet: Sendable {
 
     /// The sockets in `directory`, sorted by name; those of the last listing when it cannot be listed.
     private func listSockets(in directory: String) -> [AppTarget] {
-        guard let handle = opendir(directory) else {
-            let code = errno
-            guard code != ENOENT else { return noteListing([], failure: nil, directory) }
-            return noteListing(nil, failure: SystemError.text(code), directory)
+        let files: [String]
+        switch directoryNames(directory) {
+        case .success(let names): files = names
+        case .failure(let error) where error.code == ENOENT: return noteListing([], failure: nil, directory)
+        case .failure(let error): return noteListing(nil, failure: SystemError.text(error.code), directory)
         }
-        defer { closedir(handle) }
         let own = ownFiles
         var found: [AppTarget] = []
-        while let entry = readdir(handle) {
-            let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        for file in files {
             guard file.hasSuffix(AppSocket.suffix) else { continue }
             let name = String(file.dropLast(AppSocket.suffix.count))
             let path = directory + "/" + file
@@ -361,9 +360,9 @@ final class AppFleet: Sendable {
     /// application down and its unit in `activating (auto-restart)` tell one story.
     private func withUnitState(_ outcome: Result<Void, FetchFailure>, of target: AppTarget) async -> Result<Void, FetchFailure> {
         guard case .failure(let failure) = outcome, let unit = target.unit else { return outcome }
-        let timeout = configuration.timeout
-        let state = await offThePool { () -> String in
-            do throws(SystemdUnit.Failure) { return try SystemdUnit.status(of: unit, timeout: timeout).summary } catch { return "\(unit): \(error)" }
+        let state = switch await SystemdUnit.read(unit, timeout: configuration.timeout) {
+        case .success(let status): status.summary
+        case .failure(let error): "\(unit): \(error)"
         }
         return .failure(FetchFailure("\(failure.description); \(state)"))
     }

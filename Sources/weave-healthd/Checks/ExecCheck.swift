@@ -153,14 +153,7 @@ extension ExecCheck {
     /// The process's open descriptors, from /proc/self/fd (glibc's closefrom action is not visible
     /// to Swift). A close action for one closed meanwhile is harmless: glibc ignores EBADF there.
     static func openDescriptors() -> [Int32] {
-        guard let directory = opendir("/proc/self/fd") else { return [] }
-        defer { closedir(directory) }
-        var descriptors: [Int32] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if let descriptor = Int32(name) { descriptors.append(descriptor) }
-        }
-        return descriptors
+        ((try? directoryNames("/proc/self/fd").get()) ?? []).compactMap { Int32($0) }
     }
 }
 

@@ -31,13 +31,7 @@ struct HTTPCheck: HealthCheckable {
         do {
             let (status, body) = try await fetch()
             observations.record(name, value: Double(status), unit: "status")
-            guard expectedStatus.contains(status) else {
-                return .unhealthy(error: CheckFailure("GET \(url.path) answered \(status), expected \(expectedStatus.lowerBound)-\(expectedStatus.upperBound)"))
-            }
-            if let bodyContains, !String(decoding: body, as: UTF8.self).contains(bodyContains) {
-                return .unhealthy(error: CheckFailure("GET \(url.path) answered \(status) without '\(bodyContains)'"))
-            }
-            return .healthy
+            return answerFailure(status: status, body: body) ?? .healthy
         } catch {
             let reason = error is CheckFailure ? "\(error)" : NetworkFailure.reason(error, host: url.host, port: url.port)
             return .unhealthy(error: CheckFailure("GET http://\(url.hostHeader)\(url.path) failed: \(reason)"))
@@ -70,18 +64,25 @@ struct HTTPCheck: HealthCheckable {
             return .unhealthy(error: CheckFailure(
                 "\(url.description): the certificate does not verify: \(session.verifyError ?? "unknown") (the earliest in the chain \(expiry))"))
         }
-        guard expectedStatus.contains(response.status) else {
-            return .unhealthy(error: CheckFailure("GET \(url.path) answered \(response.status), expected \(expectedStatus.lowerBound)-\(expectedStatus.upperBound)"))
-        }
-        if let bodyContains, !String(decoding: response.body, as: UTF8.self).contains(bodyContains) {
-            return .unhealthy(error: CheckFailure("GET \(url.path) answered \(response.status) without '\(bodyContains)'"))
-        }
+        if let failure = answerFailure(status: response.status, body: response.body) { return failure }
         if let earliest = session.earliestExpiry {
             let days = (earliest - WallClock.now()) / 86_400
             if days < tls.failDays { return .unhealthy(error: CheckFailure("\(url.description): a certificate \(expiry), within fail_days (\(Self.days(tls.failDays)))")) }
             if days < tls.warnDays { return .degraded(reason: "\(url.description): a certificate \(expiry), within warn_days (\(Self.days(tls.warnDays)))") }
         }
         return .healthy
+    }
+
+    /// Unhealthy when the answer is not the expected one (its status, or the text its body must
+    /// contain), over http and https alike; nil when it is.
+    private func answerFailure(status: Int, body: [UInt8]) -> HealthStatus? {
+        guard expectedStatus.contains(status) else {
+            return .unhealthy(error: CheckFailure("GET \(url.path) answered \(status), expected \(expectedStatus.lowerBound)-\(expectedStatus.upperBound)"))
+        }
+        if let bodyContains, !String(decoding: body, as: UTF8.self).contains(bodyContains) {
+            return .unhealthy(error: CheckFailure("GET \(url.path) answered \(status) without '\(bodyContains)'"))
+        }
+        return nil
     }
 
     /// "expires 2026-12-06 (in 10 days)" or "expired 2026-11-20 (6 days ago)".

@@ -13,11 +13,7 @@ struct SystemdUnitCheck: HealthCheckable {
     let observations: Observations
 
     func healthCheck() async -> HealthStatus {
-        let (unit, timeout) = (self.unit, self.timeout)
-        let read = await offThePool { () -> Result<SystemdUnit, SystemdUnit.Failure> in
-            do throws(SystemdUnit.Failure) { return .success(try SystemdUnit.status(of: unit, timeout: timeout)) } catch { return .failure(error) }
-        }
-        switch read {
+        switch await SystemdUnit.read(unit, timeout: timeout) {
         case .failure(let failure):
             observations.record(name, unit: nil)
             return .unhealthy(error: CheckFailure("\(unit): \(failure)"))
@@ -57,6 +53,16 @@ extension SystemdUnitCheck {
 
         func makeCheck(_ context: CheckContext) -> any HealthCheckable {
             SystemdUnitCheck(name: context.name, unit: unit, timeout: context.timeout, observations: context.observations)
+        }
+    }
+}
+
+extension SystemdUnit {
+    /// `status(of:timeout:)` on a thread of its own (sd-bus blocks), for the check and for the
+    /// applications that name their unit.
+    static func read(_ unit: String, timeout: Duration) async -> Result<SystemdUnit, Failure> {
+        await offThePool {
+            do throws(Failure) { return .success(try status(of: unit, timeout: timeout)) } catch { return .failure(error) }
         }
     }
 }

@@ -39,25 +39,17 @@ enum TLSFetch {
         let request = "GET \(url.path) HTTP/1.1\r\nHost: \(url.hostHeader)\r\nUser-Agent: weave-healthd\r\nAccept: */*\r\nConnection: close\r\n\r\n"
         var answer = [UInt8](repeating: 0, count: maxBodyBytes + 16_384)
         var result = weave_tls_result()
+        // C copies for the call, freed after it (nil stays nil: the library's default).
+        let ca = options.caFile.flatMap { strdup($0) }, serverName = options.serverName.flatMap { strdup($0) }
+        let certificate = options.clientCertificate.flatMap { strdup($0) }, key = options.clientKey.flatMap { strdup($0) }
+        let host = strdup(url.host), requestText = strdup(request)
+        defer { for copy in [ca, serverName, certificate, key, host, requestText] { free(copy) } }
         let code = answer.withUnsafeMutableBufferPointer { buffer in
-            withOptionalCString(options.caFile) { ca in
-                withOptionalCString(options.serverName) { serverName in
-                    withOptionalCString(options.clientCertificate) { certificate in
-                        withOptionalCString(options.clientKey) { key in
-                            url.host.withCString { host in
-                                request.withCString { text in
-                                    var parameters = weave_tls_request(
-                                        host: host, port: Int32(url.port), server_name: serverName, request: text, ca_file: ca,
-                                        client_cert: certificate, client_key: key,
-                                        timeout_ms: Int32(max(1, min(timeout.totalSeconds * 1_000, 3_600_000))),
-                                        answer: buffer.baseAddress, answer_capacity: buffer.count)
-                                    return weave_tls_get(&parameters, &result)
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            var parameters = weave_tls_request(
+                host: host, port: Int32(url.port), server_name: serverName, request: requestText, ca_file: ca, client_cert: certificate,
+                client_key: key, timeout_ms: Int32(max(1, min(timeout.totalSeconds * 1_000, 3_600_000))),
+                answer: buffer.baseAddress, answer_capacity: buffer.count)
+            return weave_tls_get(&parameters, &result)
         }
         let error = text(of: &result.error)
         guard result.handshake_done != 0 else { throw FetchFailure(error) }
@@ -102,10 +94,5 @@ enum TLSFetch {
 
     private static func text<T>(of field: inout T) -> String {
         withUnsafeBytes(of: &field) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-    }
-
-    private static func withOptionalCString<R>(_ text: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
-        guard let text else { return body(nil) }
-        return text.withCString { body($0) }
     }
 }

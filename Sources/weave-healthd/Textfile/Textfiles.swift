@@ -92,13 +92,12 @@ final class Textfiles: Sendable {
 
     /// Lists and reads the directory.
     static func read(_ configuration: TextfileConfiguration) -> (files: [File], failure: String?) {
-        guard let handle = opendir(configuration.directory) else { return ([], SystemError.text(errno)) }
-        var names: [String] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasSuffix(".prom"), !name.hasPrefix(".") { names.append(name) }
+        let listed: [String]
+        switch directoryNames(configuration.directory) {
+        case .success(let all): listed = all
+        case .failure(let error): return ([], SystemError.text(error.code))
         }
-        closedir(handle)
+        let names = listed.filter { $0.hasSuffix(".prom") && !$0.hasPrefix(".") }
         var room = configuration.maxTotalBytes
         var files: [File] = []
         for name in names.sorted().prefix(maxFiles) {
