@@ -115,8 +115,7 @@ if [ -n "$placeholders" ] && [ -z "$absent" ] && [ $found = yes ] && metrics_has
 else not_ok "the catalog's slow-resolution text matches the entry" "placeholders: $(echo $placeholders); absent: $(echo $absent); label: $label"; fi
 
 # --- formats: promtool, the Python client, a real Prometheus ----------------------------------------
-out=$(promtool check metrics < "$WORK/metrics.txt" 2>&1); rc=$?
-if [ $rc -eq 0 ] && [ -z "$out" ]; then ok "promtool check metrics: the aggregate, text format, clean"; else not_ok "promtool check metrics (text)" "$out"; fi
+expect_promtool_clean "$WORK/metrics.txt" "promtool check metrics: the aggregate, text format, clean"
 curl -s -H 'Accept: application/openmetrics-text; version=1.0.0' "$URL/metrics" -o "$WORK/metrics.om"
 unexpected=$(openmetrics_findings "$WORK/metrics.om")
 if [ -z "$unexpected" ]; then ok "promtool check metrics: the aggregate, OpenMetrics (but for counter HELP naming)"; else not_ok "promtool check metrics (OpenMetrics)" "$unexpected"; fi
@@ -124,8 +123,8 @@ expect "prometheus_client parses the aggregate (text)" "$PY" "$HERE/parse_exposi
 expect "prometheus_client parses the aggregate (OpenMetrics)" "$PY" "$HERE/parse_exposition.py" openmetrics "$WORK/metrics.om"
 curl -s "http://127.0.0.1:${APP_PORT[orders]}/orders" > /dev/null
 curl -s "http://127.0.0.1:${APP_PORT[orders]}/metrics" > "$WORK/app-metrics.txt"
-out=$(promtool check metrics < "$WORK/app-metrics.txt" 2>&1); rc=$?
-if [ $rc -eq 0 ] && [ -z "$out" ]; then ok "promtool check metrics: the app's own /metrics (Hummingbird route; swift-prometheus registry with MetricsBridge beside the container)"; else not_ok "promtool: the app's own /metrics" "$out"; fi
+expect_promtool_clean "$WORK/app-metrics.txt" \
+    "promtool check metrics: the app's own /metrics (Hummingbird route; swift-prometheus registry with MetricsBridge beside the container)"
 types=$(grep -c '^# TYPE weave_resolve_duration_seconds ' "$WORK/app-metrics.txt")
 if [ "$types" -eq 1 ] && grep -q '^orders_requests_total 1$' "$WORK/app-metrics.txt"; then ok "the registry's own families are served, the bridge's copies of the container's are not"
 else not_ok "registry families without the bridge's copies" "types=$types $(grep orders_requests "$WORK/app-metrics.txt")"; fi
@@ -343,8 +342,7 @@ if grep -q '^hostile_queue_depth{app="clash-a"} 3$' "$WORK/merged.txt" && ! grep
     ok "a family two applications type differently: the later one dropped, counted and logged"
 else not_ok "type clash between applications" "$(grep 'hostile_queue\|clash' "$WORK/merged.txt")"; fi
 if grep -q '^weave_app_up{app="orders"} 1$' "$WORK/merged.txt"; then ok "the healthy application is up beside them"; else not_ok "orders up beside the hostile ones" "$(grep weave_app_up "$WORK/merged.txt")"; fi
-out=$(promtool check metrics < "$WORK/merged.txt" 2>&1); rc=$?
-if [ $rc -eq 0 ] && [ -z "$out" ]; then ok "promtool check metrics: the merged text, clean"; else not_ok "promtool on the merged text" "$out"; fi
+expect_promtool_clean "$WORK/merged.txt" "promtool check metrics: the merged text, clean"
 unexpected=$(openmetrics_findings "$WORK/merged.om")
 if [ -z "$unexpected" ]; then ok "promtool check metrics: the merged OpenMetrics, clean"; else not_ok "promtool on the merged OpenMetrics" "$unexpected"; fi
 expect "prometheus_client parses the merged text" "$PY" "$HERE/parse_exposition.py" text "$WORK/merged.txt"

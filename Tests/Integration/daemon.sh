@@ -107,8 +107,7 @@ sleep 2.5 # a few rounds of every check
 
 curl -s -D "$WORK/metrics.head" "$URL/metrics" -o "$WORK/metrics.txt"
 expect "/metrics is text 0.0.4" grep -qi '^content-type: text/plain; version=0.0.4; charset=utf-8' "$WORK/metrics.head"
-out=$(promtool check metrics < "$WORK/metrics.txt" 2>&1); rc=$?
-if [ $rc -eq 0 ] && [ -z "$out" ]; then ok "promtool check metrics: text format clean"; else not_ok "promtool check metrics: text format clean" "$out"; fi
+expect_promtool_clean "$WORK/metrics.txt" "promtool check metrics: text format clean"
 curl -s -H 'Accept: application/openmetrics-text; version=1.0.0' -D "$WORK/om.head" "$URL/metrics" -o "$WORK/metrics.om"
 expect "/metrics negotiates OpenMetrics" grep -qi '^content-type: application/openmetrics-text; version=1.0.0' "$WORK/om.head"
 expect "OpenMetrics ends with # EOF" bash -c "tail -1 '$WORK/metrics.om' | grep -qx '# EOF'"

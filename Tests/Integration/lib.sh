@@ -76,6 +76,18 @@ openmetrics_findings() {
     done
 }
 
+# promtool check metrics on FILE: ok when it exits 0 and says nothing, else not_ok with what it said.
+expect_promtool_clean() { # FILE, DESCRIPTION
+    local out rc
+    out=$(promtool check metrics < "$1" 2>&1); rc=$?
+    if [ $rc -eq 0 ] && [ -z "$out" ]; then ok "$2"; else not_ok "$2" "$out"; fi
+}
+
+# One component of a saved application/health+json document, as "status | output".
+component() { # FILE, NAME
+    "$PY" -c 'import json,sys; c=json.load(open(sys.argv[1]))["checks"].get(sys.argv[2]+":status",[{}])[0]; print(c.get("status"), "|", c.get("output",""))' "$1" "$2"
+}
+
 finish() { # the summary line; the exit status says whether everything passed
     echo "$passed passed, $failed failed"
     [ "$failed" -eq 0 ]

@@ -37,8 +37,7 @@ wait_for "$URL/livez" 20 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.
 
 curl -s "$URL/metrics" > "$WORK/m1.txt"
 curl -s "$URL/metrics" > "$WORK/m2.txt"
-out=$(promtool check metrics < "$WORK/m1.txt" 2>&1)
-if [ -z "$out" ]; then ok "promtool check metrics: clean, with a broken, a huge and a forged file in the directory"; else not_ok "promtool" "$out"; fi
+expect_promtool_clean "$WORK/m1.txt" "promtool check metrics: clean, with a broken, a huge and a forged file in the directory"
 expect "the good file's series are on /metrics as written" grep -q '^backup_last_success_timestamp_seconds{host="db1"} 1.8e+09$' "$WORK/m1.txt"
 expect "its modification time is a metric" grep -q '^weave_textfile_mtime_seconds{file="backup.prom"} 1[0-9.e+]*$' "$WORK/m1.txt"
 expect "the broken file is an error for it" grep -q '^weave_textfile_scrape_error{file="broken.prom"} 1$' "$WORK/m1.txt"

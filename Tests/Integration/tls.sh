@@ -78,7 +78,7 @@ PIDS+=("$!")
 wait_for "$URL/livez" 20 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.log")"
 sleep 1
 curl -s "$URL/health" > "$WORK/health.json"
-status() { "$PY" -c 'import json,sys; c=json.load(open(sys.argv[1]))["checks"][sys.argv[2]+":status"][0]; print(c["status"], "|", c.get("output",""))' "$WORK/health.json" "$1"; }
+status() { component "$WORK/health.json" "$1"; }
 expect_status() { # CHECK, PATTERN, description
     local got
     got=$(status "$1")
@@ -98,8 +98,7 @@ expect_status selfsigned '^fail \| .*does not verify: self-signed certificate' "
 expect_status selfsigned-insecure '^pass' "self-signed with insecure_skip_verify: healthy"
 
 curl -s "$URL/metrics" > "$WORK/metrics.txt"
-out=$(promtool check metrics < "$WORK/metrics.txt" 2>&1)
-if [ -z "$out" ]; then ok "promtool check metrics: clean"; else not_ok "promtool" "$out"; fi
+expect_promtool_clean "$WORK/metrics.txt" "promtool check metrics: clean"
 expect "weave_check_tls_verified: 1 for the valid chain" grep -q '^weave_check_tls_verified{check="valid"} 1$' "$WORK/metrics.txt"
 expect "…0 for the self-signed one" grep -q '^weave_check_tls_verified{check="selfsigned"} 0$' "$WORK/metrics.txt"
 expect "weave_check_tls_version_info: TLSv1.3" grep -q '^weave_check_tls_version_info{check="valid",version="TLSv1.3"} 1$' "$WORK/metrics.txt"
