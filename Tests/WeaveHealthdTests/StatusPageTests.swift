@@ -127,3 +127,20 @@ private func record(_ name: String, _ status: HealthStatus, app: Bool = false) -
         #expect(html.hasSuffix("</html>\n"))
     }
 }
+
+@Suite struct AppDependenciesTests {
+    private func summary(_ counts: [String: UInt64]) -> DependencySummary {
+        DependencySummary(version: "1", startedAt: nil, dependencies: counts.sorted { $0.key < $1.key }.map {
+            .init(name: $0.key, resolutions: $0.value, slow: 0, errors: 0, p50: nil, p99: nil)
+        })
+    }
+
+    /// Resolves per second are the counts' difference over the time between two reads; a count that
+    /// went down (a restarted application) or a dependency new in the second read has no rate.
+    @Test func ratesAreTheDifferenceOverTheInterval() {
+        let first = AppDependencies(summary(["Database": 100, "Cache": 50, "Report": 7]), at: 1_000, after: nil)
+        #expect(first.rates.isEmpty)
+        let second = AppDependencies(summary(["Database": 350, "Cache": 10, "Report": 7, "New": 3]), at: 1_005, after: first)
+        #expect(second.rates == ["Database": 50, "Report": 0])
+    }
+}
