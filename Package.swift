@@ -3,11 +3,12 @@ import PackageDescription
 
 let package = Package(
     name: "WeaveDI",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "WeaveDI", targets: ["WeaveDI"]),
         .library(name: "WeaveHealth", targets: ["WeaveHealth"]),
         .library(name: "WeavePrometheus", targets: ["WeavePrometheus"]),
+        .library(name: "WeaveObservability", targets: ["WeaveObservability"]),
+        .library(name: "WeaveMemoryPressure", targets: ["WeaveMemoryPressure"]),
         .library(name: "WeaveHealthServer", targets: ["WeaveHealthServer"]),
         .library(name: "WeaveSystemd", targets: ["WeaveSystemd"]),
         .library(name: "WeaveAppEndpoint", targets: ["WeaveAppEndpoint"]),
@@ -22,28 +23,39 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
-        // Package-internal (no product): the helpers every module needs, written once. No dependencies,
-        // so the probe can use it and still link neither Foundation nor NIO.
-        .target(name: "WeaveSupport", dependencies: ["CMachine"]),
-        // What Swift cannot say: the futex system call, the CPU's cycle counter and glibc's malloc tuning (C, no dependencies).
+        // Package-internal (no product): what every module needs, written once: locks, clocks, event
+        // IDs, sockets, JSON. Only swift-log (no Foundation, no NIO), so the probe can use it.
+        .target(name: "WeaveSupport", dependencies: ["CMachine", .product(name: "Logging", package: "swift-log")]),
+        // What Swift cannot say: the futex system call, the CPU's cycle counter, a thread-local slot
+        // and glibc's malloc tuning (C, Linux, no dependencies).
         .target(name: "CMachine"),
+        // The container and its statistics.
+        .target(name: "WeaveDI", dependencies: ["CMachine", "WeaveSupport", .product(name: "Logging", package: "swift-log")]),
+        // HealthCheckable services, their statuses and the monitor that runs them.
+        .target(name: "WeaveHealth", dependencies: ["WeaveSupport", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "WeaveHealthTests", dependencies: ["WeaveHealth", "WeaveObservability"]),
+        // The Prometheus model, its renderer and its parser.
+        .target(name: "WeavePrometheus", dependencies: ["WeaveSupport"]),
+        .testTarget(name: "WeavePrometheusTests", dependencies: ["WeavePrometheus", "WeaveTestSupport"]),
+        // Joins the three: a container's metrics and its checks, health metrics, the swift-metrics bridge.
         .target(
-            name: "WeaveDI",
+            name: "WeaveObservability",
             dependencies: [
-                "CMachine", "WeaveSupport",
-                .product(name: "Logging", package: "swift-log"),
+                "WeaveDI", "WeaveHealth", "WeavePrometheus", "WeaveSupport",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
-        // HealthCheckable services, their statuses and the monitor that runs them.
-        .target(name: "WeaveHealth", dependencies: ["WeaveDI", "WeaveSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "WeaveHealthTests", dependencies: ["WeaveHealth"]),
-        .target(name: "WeavePrometheus", dependencies: ["WeaveDI", "WeaveHealth", "WeaveSupport"]),
-        .testTarget(name: "WeavePrometheusTests", dependencies: ["WeavePrometheus", "WeaveTestSupport"]),
+        .testTarget(name: "WeaveObservabilityTests", dependencies: [
+            "WeaveObservability", .product(name: "MetricsTestKit", package: "swift-metrics"),
+        ]),
+        // Linux memory pressure (PSI, systemd's MEMORY_PRESSURE_WATCH): evicts the `.cached`
+        // instances of the containers it is given.
+        .target(name: "WeaveMemoryPressure", dependencies: ["WeaveDI", "WeaveSupport", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "WeaveMemoryPressureTests", dependencies: ["WeaveMemoryPressure"]),
         .target(
             name: "WeaveHealthServer",
             dependencies: [
-                "WeaveDI", "WeaveHealth", "WeavePrometheus", "WeaveSupport",
+                "WeaveDI", "WeaveHealth", "WeaveObservability", "WeavePrometheus", "WeaveSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -59,7 +71,8 @@ let package = Package(
         .target(
             name: "WeaveAppEndpoint",
             dependencies: [
-                "WeaveDI", "WeaveHealth", "WeavePrometheus", "WeaveHealthServer", "WeaveSupport",
+                "WeaveDI", "WeaveHealth", "WeaveHealthServer", "WeaveMemoryPressure", "WeaveObservability",
+                "WeavePrometheus", "WeaveSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -80,13 +93,15 @@ let package = Package(
         ),
         .testTarget(name: "WeaveSystemdTests", dependencies: ["WeaveSystemd"]),
         .testTarget(name: "WeaveHealthdTests", dependencies: [
-            "weave-healthd", "WeaveDI", "WeaveHealth", "WeaveHealthServer", "WeaveAppEndpoint", "WeaveTestSupport",
+            "weave-healthd", "WeaveDI", "WeaveHealth", "WeaveHealthServer", "WeaveAppEndpoint", "WeaveMemoryPressure", "WeaveObservability",
+            "WeaveTestSupport",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .executableTarget(
             name: "weave-healthd",
             dependencies: [
-                "CMachine", "CTLS", "WeaveDI", "WeaveHealth", "WeavePrometheus", "WeaveHealthServer", "WeaveSupport", "WeaveSystemd",
+                "CMachine", "CTLS", "WeaveDI", "WeaveHealth", "WeaveHealthServer", "WeaveMemoryPressure", "WeaveObservability",
+                "WeavePrometheus", "WeaveSupport", "WeaveSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -95,13 +110,11 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
-        // The probe: plain sockets, no Foundation and no NIO (only the package's own helpers), so it starts fast.
-        .executableTarget(name: "weave-health", dependencies: ["WeaveSupport"]),
+        // The probe: plain sockets, no Foundation and no NIO, so it starts fast. It reads answers with
+        // the daemon's own parser and health states.
+        .executableTarget(name: "weave-health", dependencies: ["WeaveHealth", "WeavePrometheus", "WeaveSupport"]),
         .testTarget(name: "WeaveHealthProbeTests", dependencies: ["weave-health", "WeaveTestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "WeaveDITests", dependencies: [
-            "WeaveDI",
-            .product(name: "MetricsTestKit", package: "swift-metrics"),
-        ]),
+        .testTarget(name: "WeaveDITests", dependencies: ["WeaveDI"]),
         // What the test targets share: long synchronous work on a thread of its own.
         .target(name: "WeaveTestSupport", path: "Tests/WeaveTestSupport"),
         // Upstream WeaveDI's documented patterns in the Swift 5 language mode its documentation uses.

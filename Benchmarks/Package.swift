@@ -23,6 +23,7 @@ let package = Package(
                 "MetricsFixture", "FixtureHealthSource",
                 .product(name: "WeaveDI", package: "WeaveDI"),
                 .product(name: "WeavePrometheus", package: "WeaveDI"),
+                .product(name: "WeaveObservability", package: "WeaveDI"),
                 .product(name: "WeaveHealthServer", package: "WeaveDI"),
                 .product(name: "WeaveAppEndpoint", package: "WeaveDI"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -36,6 +37,7 @@ let package = Package(
             name: "MetricsFixture",
             dependencies: [
                 .product(name: "WeaveDI", package: "WeaveDI"),
+                .product(name: "WeaveObservability", package: "WeaveDI"),
                 .product(name: "WeavePrometheus", package: "WeaveDI"),
             ]
         ),

@@ -5,6 +5,8 @@ import ServiceLifecycle
 import WeaveDI
 import WeaveHealth
 import WeaveHealthServer
+import WeaveMemoryPressure
+import WeaveObservability
 import WeavePrometheus
 import WeaveSupport
 
@@ -25,6 +27,8 @@ public final class AppEndpoint: Service, Sendable {
     public let monitor: HealthMonitor
     public let configuration: Configuration
     private let server: HealthServer?
+    /// Relieves the container under memory pressure while `run()` runs (`watchesMemoryPressure`).
+    private let pressure: MemoryPressureMonitor?
     private let logger: Logger
 
     /// - Parameters:
@@ -56,6 +60,7 @@ public final class AppEndpoint: Service, Sendable {
             source: MonitorHealthSource(monitor: monitor), lifecycle: ServerLifecycle(),
             statistics: { container.statistics() })
         self.server = listeners.isEmpty ? nil : HealthServer(router: router, group: group, logger: logger)
+        pressure = configuration.watchesMemoryPressure ? MemoryPressureMonitor(containers: [container]) : nil
     }
 
     /// The addresses listened on, once `run()` has bound them.
@@ -74,7 +79,8 @@ public final class AppEndpoint: Service, Sendable {
                 server = nil
             }
         }
-        if configuration.watchesMemoryPressure { MemoryPressureMonitor.shared.start() }
+        pressure?.start()
+        defer { pressure?.stop() }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [monitor, lifecycle = router.lifecycle] in
                 _ = await monitor.checkAll()

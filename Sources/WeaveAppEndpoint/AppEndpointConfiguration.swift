@@ -1,5 +1,6 @@
 import WeaveHealth
 import WeaveHealthServer
+import WeaveObservability
 import WeavePrometheus
 import WeaveSupport
 
@@ -40,8 +41,8 @@ extension AppEndpoint {
         public var healthCheckDefaults: HealthCheckSettings
         /// Open connections at most: the daemon needs two per scrape.
         public var maxConnections: Int
-        /// Whether `run()` starts the process's memory-pressure monitor, so `.cached` instances are
-        /// evicted and `onMemoryPressure` handlers run.
+        /// Whether `run()` watches memory pressure for the container (a `MemoryPressureMonitor` of its
+        /// own, stopped with it), so `.cached` instances are evicted and `onMemoryPressure` handlers run.
         public var watchesMemoryPressure: Bool
         /// Which dependencies keep their latency buckets in `/metrics` (the cardinality control).
         public var resolveBuckets: ResolveBuckets

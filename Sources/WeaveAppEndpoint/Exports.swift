@@ -1,8 +1,9 @@
 // What an application's integration uses, through `import WeaveAppEndpoint` alone: the container
 // (`WeaveDI`), `HealthCheckable` and `HealthStatus` (`WeaveHealth`), `ServiceIdentity`, `MetricCollector`
-// and `ExpositionText` (`WeavePrometheus`), and `HealthRouter`, which the framework adapters mount
-// (`WeaveHealthServer`).
+// (`WeavePrometheus`), `ExpositionText` and `MetricsBridge` (`WeaveObservability`), and `HealthRouter`,
+// which the framework adapters mount (`WeaveHealthServer`).
 @_exported import WeaveDI
 @_exported import WeaveHealth
 @_exported import WeaveHealthServer
+@_exported import WeaveObservability
 @_exported import WeavePrometheus

@@ -1,5 +1,3 @@
-import WeaveDI
-
 /// A service that can say whether it works. `HealthMonitor` asks every registered service that
 /// conforms, plus the checks registered with it by name.
 public protocol HealthCheckable: Sendable {

@@ -1,16 +1,16 @@
 import Logging
-import WeaveDI
 import WeaveSupport
 
-/// Runs health checks: every registered service whose instance conforms to `HealthCheckable`
-/// (shared scopes; a `.singleton` not yet made is made), plus checks registered by name.
+/// Runs health checks: the checks registered by name, plus those `discover` finds at each round
+/// (with WeaveObservability, `HealthMonitor(container:)` finds every shared service of a container
+/// whose instance conforms to `HealthCheckable`; a `.singleton` not yet made is made).
 /// Checks run concurrently, at most `maxConcurrentChecks` at a time; one that hangs is timed out
 /// without delaying the others, and one that fails affects only itself. After each run a check is
 /// due again after its interval plus up to a tenth of it at random, so checks that start together
 /// spread out. Status changes are published as an `AsyncSequence`.
 public actor HealthMonitor {
-    /// The container whose services are checked.
-    public nonisolated let container: Container
+    /// The checks found at each round, by name, beside the registered ones (which they override).
+    private nonisolated let discover: @Sendable () async -> [(String, any HealthCheckable)]
     /// Settings for checks that have none of their own.
     public var defaultSettings: HealthCheckSettings
     /// How many checks run at once at most: thousands of checks must not start thousands of
@@ -31,8 +31,10 @@ public actor HealthMonitor {
     /// advancing when the scheduler is stuck.
     public private(set) var lastProgress = ContinuousClock.now
 
-    public init(container: Container, defaultSettings: HealthCheckSettings = .init(), maxConcurrentChecks: Int = 64) {
-        self.container = container
+    /// `discover`: checks found anew at each round, such as a container's services.
+    public init(defaultSettings: HealthCheckSettings = .init(), maxConcurrentChecks: Int = 64,
+                discover: @escaping @Sendable () async -> [(String, any HealthCheckable)] = { [] }) {
+        self.discover = discover
         self.defaultSettings = defaultSettings
         self.maxConcurrentChecks = max(maxConcurrentChecks, 1)
     }
@@ -107,7 +109,7 @@ public actor HealthMonitor {
     // MARK: Running
 
     private func allChecks() async -> [(String, any HealthCheckable)] {
-        var checks = await container.healthCheckables()
+        var checks = await discover()
         let discovered = Set(checks.map(\.0))
         checks += named.filter { !discovered.contains($0.key) }.map { ($0.key, $0.value) }
         return checks
@@ -259,15 +261,5 @@ final class OneShot<Value: Sendable>: Sendable {
         }) else { return false }
         continuation.resume(returning: value)
         return true
-    }
-}
-
-extension Container {
-    /// The services of this container whose instances conform to `HealthCheckable`, by check name
-    /// (the registration name, else the type's name). Shared scopes only: a transient instance
-    /// made just to be checked would check nothing that serves requests. A shared service with an
-    /// async factory is made (awaited) if nothing has resolved it yet, as a sync one is.
-    func healthCheckables() async -> [(String, any HealthCheckable)] {
-        await sharedInstances().compactMap { name, instance in (instance as? any HealthCheckable).map { (name, $0) } }
     }
 }

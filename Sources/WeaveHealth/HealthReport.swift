@@ -1,5 +1,3 @@
-import WeaveDI
-
 /// How a check is run.
 public struct HealthCheckSettings: Sendable, Equatable {
     /// Time between two runs by `HealthMonitor.run()`.

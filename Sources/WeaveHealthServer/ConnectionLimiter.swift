@@ -1,4 +1,4 @@
-import WeaveDI
+import WeaveSupport
 
 /// Counts a server's open connections against a cap, keeping a reserve for probes.
 ///

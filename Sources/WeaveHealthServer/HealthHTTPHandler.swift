@@ -1,6 +1,5 @@
 import NIOCore
 import NIOHTTP1
-import WeaveDI
 
 /// One connection's HTTP/1.1 handler: collects a request within the limits, asks the router, writes
 /// the answer. Malformed input never reaches it: the decoder's error handler answers 400, and the

@@ -1,6 +1,7 @@
 import NIOCore
 import WeaveDI
 import WeaveHealth
+import WeaveObservability
 import WeavePrometheus
 import WeaveSupport
 

@@ -5,7 +5,6 @@ import NIOHTTP1
 import NIOHTTPCompression
 import NIOPosix
 import ServiceLifecycle
-import WeaveDI
 import WeaveSupport
 
 /// The HTTP server of the health endpoints, as a swift-service-lifecycle `Service`: `run()` binds

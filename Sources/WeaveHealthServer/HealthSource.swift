@@ -1,5 +1,4 @@
 import Synchronization
-import WeaveDI
 import WeaveHealth
 import WeavePrometheus
 

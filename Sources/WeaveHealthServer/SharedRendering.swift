@@ -1,5 +1,5 @@
+import WeaveSupport
 import NIOCore
-import WeaveDI
 import WeavePrometheus
 
 /// `/metrics` renders shared between the requests that want the same format: a request that arrives

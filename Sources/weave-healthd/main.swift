@@ -4,6 +4,8 @@ import NIOPosix
 import ServiceLifecycle
 import WeaveDI
 import WeaveHealthServer
+import WeaveMemoryPressure
+import WeaveObservability
 import WeavePrometheus
 import WeaveSupport
 import WeaveSystemd
@@ -116,9 +118,6 @@ if !activated.isEmpty {
 
 let trimmer = HeapTrimmer()
 
-var pressure = MemoryPressureConfiguration()
-pressure.trigger = configuration.memoryPressureTrigger
-MemoryPressureMonitor(configuration: pressure).start()
 let notifier = SystemdNotifier()
 let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 let lifecycle = ServerLifecycle()
@@ -134,6 +133,9 @@ if serverConnections < serverConfiguration.maxConnections {
 let appConnections = ConnectionPool(capacity: descriptors.keptAppConnections(serverConnections: serverConnections))
 let source = DaemonSource(await Runtime(configuration: configuration, group: group, connections: appConnections,
                                        ownSockets: serverConfiguration.listeners.compactMap(\.unixPath)))
+var pressure = MemoryPressureConfiguration()
+pressure.trigger = configuration.memoryPressureTrigger
+MemoryPressureMonitor(configuration: pressure, containers: { [source.runtime.container] }).start()
 let identity = ServiceIdentity(serviceID: "weave-healthd", description: "health of the checks weave-healthd runs",
                                version: Defaults.version)
 let reloadOutcomes = ReloadMetrics()

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Testing
+import WeaveSupport
 @testable import WeaveDI
 
 /// Scripts/test runs these (with the rest) a second time under ThreadSanitizer.

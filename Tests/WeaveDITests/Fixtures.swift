@@ -1,4 +1,5 @@
 @testable import WeaveDI
+import WeaveSupport
 
 protocol Greeter: AnyObject, Sendable { func greet() -> String }
 

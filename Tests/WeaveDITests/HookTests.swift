@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Testing
+import WeaveSupport
 @testable import WeaveDI
 
 private struct SlowService: Sendable {}
@@ -27,9 +28,9 @@ private final class Received: Sendable {
             return SlowService()
         }
         let received = Received()
-        let token = UnifiedDI.onSlowResolution { service, seconds in received.add(service, "\(seconds)") }
+        let token = container.instrumentation.onSlowResolution { service, seconds in received.add(service, "\(seconds)") }
         _ = container.resolve(SlowService.self)
-        await UnifiedDI.flushHooks()
+        await container.instrumentation.flush()
         let seen = received.matching("SlowService")
         #expect(seen.count == 1)
         let seconds = try #require(seen.first.flatMap(Double.init))
@@ -37,7 +38,7 @@ private final class Received: Sendable {
 
         token.cancel()
         _ = container.resolve(SlowService.self)
-        await UnifiedDI.flushHooks()
+        await container.instrumentation.flush()
         #expect(received.matching("SlowService").count == 1)
         #expect(container.statistics()["SlowService"]?.slowResolutions == 2)
     }
@@ -66,7 +67,7 @@ private final class Received: Sendable {
     @Test func errorHookFiresForEachKindWithTheService() async {
         let container = Container()
         let received = Received()
-        let token = UnifiedDI.onResolutionError { service, error in
+        let token = container.instrumentation.onResolutionError { service, error in
             received.add(service, (error as? ResolutionError)?.kind.rawValue ?? "other")
         }
         defer { token.cancel() }
@@ -80,7 +81,7 @@ private final class Received: Sendable {
         _ = container.resolve(CycleHookA.self)
         container.register(ArgumentForHook.self) { (value: Int) in _ = value; return ArgumentForHook() }
         _ = container.resolve(ArgumentForHook.self, argument: "text")
-        await UnifiedDI.flushHooks()
+        await container.instrumentation.flush()
 
         #expect(received.matching("MissingForHook") == ["not_registered"])
         #expect(received.matching("ThrowingForHook") == ["factory_failed"])
@@ -96,7 +97,36 @@ private final class Received: Sendable {
 
         token.cancel()
         _ = container.resolve(MissingForHook.self)
-        await UnifiedDI.flushHooks()
+        await container.instrumentation.flush()
         #expect(received.matching("MissingForHook").count == 1)
+    }
+
+    /// Hooks and the log level belong to a container's instrumentation: one container's handlers
+    /// never hear another's events, a child shares its parent's, and `UnifiedDI`'s are `Container.live`'s.
+    @Test func hooksAndLogLevelArePerInstrumentation() async {
+        let first = Container(), second = Container()
+        let child = first.createChild()
+        let shared = Instrumentation(logLevel: .errors)
+        let third = Container(instrumentation: shared)
+        let received = Received()
+        first.instrumentation.onResolutionError { service, _ in received.add(service, "first") }
+        second.instrumentation.onResolutionError { service, _ in received.add(service, "second") }
+        shared.onResolutionError { service, _ in received.add(service, "shared") }
+        _ = first.resolve(MissingForHook.self)
+        _ = child.resolve(CycleHookB.self)
+        _ = third.resolve(SlowService.self)
+        for container in [first, second, third] { await container.instrumentation.flush() }
+        #expect(received.matching("MissingForHook") == ["first"])
+        #expect(received.matching("CycleHookB") == ["first"])
+        #expect(received.matching("SlowService") == ["shared"])
+        #expect(child.instrumentation === first.instrumentation)
+        #expect(third.instrumentation.logLevel == .errors)
+        #expect(first.instrumentation.logLevel == .warnings)
+
+        let saved = UnifiedDI.logLevel
+        defer { UnifiedDI.setLogLevel(saved) }
+        UnifiedDI.setLogLevel(.all)
+        #expect(Container.live.instrumentation.logLevel == .all)
+        #expect(first.instrumentation.logLevel == .warnings)
     }
 }

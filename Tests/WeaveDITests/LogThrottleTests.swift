@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
 @testable import WeaveDI
+import WeaveSupport
 
 @Suite struct LogThrottleTests {
     private static let ignore: @Sendable (Int, Duration) -> Void = { _, _ in }

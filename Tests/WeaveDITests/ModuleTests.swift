@@ -1,5 +1,6 @@
 import Testing
 @testable import WeaveDI
+import WeaveSupport
 
 private let configuredOrder = Locked<[String]>([])
 

@@ -1,5 +1,6 @@
 import Testing
 @testable import WeaveDI
+import WeaveSupport
 
 // Upstream WeaveDI's documented patterns, in the Swift 6 language mode (WeaveDISwift5Tests has
 // the Swift 5 ones). Each test runs in a container of its own (`withContainer`), as parallel tests must.

@@ -1,6 +1,7 @@
 import Dispatch
 import Testing
 @testable import WeaveDI
+import WeaveSupport
 
 struct UserRepository: Sendable {}
 struct UserRepositoryMock: Sendable {}

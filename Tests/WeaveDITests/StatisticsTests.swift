@@ -1,6 +1,7 @@
 import MetricsTestKit
 import Testing
 @testable import WeaveDI
+import WeaveObservability
 
 private struct Made: Sendable {}
 private final class Shared: Sendable {}

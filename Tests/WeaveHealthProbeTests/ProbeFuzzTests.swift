@@ -1,7 +1,7 @@
 import Testing
+@testable import weave_health
 import WeaveSupport
 import WeaveTestSupport
-@testable import weave_health
 
 /// Damaged answers from a daemon: every truncation, every byte replaced by each hostile byte, and
 /// every hostile token inserted at every position of a real chunked `/health` response (over 10,000

@@ -1,6 +1,7 @@
-import WeaveSupport
 import Testing
 @testable import weave_health
+import WeaveHealth
+import WeaveSupport
 
 @Suite struct ProbeTests {
     @Test func targets() {

@@ -1,6 +1,7 @@
 import Testing
 import WeaveDI
 @testable import WeaveHealthServer
+import WeaveSupport
 
 @Suite struct ConnectionLimiterTests {
     /// Connections that send nothing (or trickle) cannot keep a client that asks at once out: a

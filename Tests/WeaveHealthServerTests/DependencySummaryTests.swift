@@ -3,8 +3,9 @@ import NIOCore
 import Testing
 import WeaveDI
 import WeaveHealth
-import WeavePrometheus
 @testable import WeaveHealthServer
+import WeaveObservability
+import WeavePrometheus
 
 private final class Fast: Sendable {}
 private final class Slow: Sendable {}

@@ -2,8 +2,9 @@ import NIOCore
 import Testing
 import WeaveDI
 import WeaveHealth
-import WeavePrometheus
 @testable import WeaveHealthServer
+import WeavePrometheus
+import WeaveSupport
 
 private struct StaticSource: HealthSource {
     let report: HealthReport

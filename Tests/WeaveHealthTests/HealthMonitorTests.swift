@@ -1,6 +1,8 @@
 import Testing
 import WeaveDI
 @testable import WeaveHealth
+import WeaveObservability
+import WeaveSupport
 
 private struct Settings: Sendable { var name: String }
 private struct Failure: Error { let code: Int }

@@ -3,13 +3,13 @@ import Logging
 import NIOPosix
 import ServiceLifecycle
 import Testing
+@testable import weave_healthd
 import WeaveAppEndpoint
 import WeaveDI
 import WeaveHealth
 import WeaveHealthServer
 import WeavePrometheus
 import WeaveSupport
-@testable import weave_healthd
 
 /// An HTTP response carrying `body`, an OpenMetrics exposition.
 private func openMetricsResponse(_ body: String) -> String {

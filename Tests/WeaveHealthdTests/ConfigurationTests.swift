@@ -1,9 +1,9 @@
 import Testing
+@testable import weave_healthd
 import WeaveDI
 import WeaveHealth
 import WeaveHealthServer
 import WeavePrometheus
-@testable import weave_healthd
 
 @Suite struct ConfigurationTests {
     private func parse(_ text: String) throws(ConfigurationError) -> DaemonConfiguration {

@@ -1,6 +1,6 @@
 import Testing
-import WeavePrometheus
 @testable import weave_healthd
+import WeavePrometheus
 
 @Suite struct FamilyAdmissionTests {
     static func family(_ name: String, _ kind: MetricFamily.Kind, app: String) -> MetricFamily {

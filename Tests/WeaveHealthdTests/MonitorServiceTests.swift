@@ -1,8 +1,9 @@
 import NIOPosix
 import Synchronization
 import Testing
-import WeaveHealthServer
 @testable import weave_healthd
+import WeaveHealth
+import WeaveHealthServer
 
 /// A runtime of `checks` (YAML list items, indented two spaces), without applications.
 private func runtime(checks: String, group: MultiThreadedEventLoopGroup) async throws -> Runtime {

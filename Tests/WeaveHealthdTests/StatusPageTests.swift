@@ -1,8 +1,9 @@
 import Testing
+@testable import weave_healthd
 import WeaveHealth
 import WeaveHealthServer
+import WeaveObservability
 import WeavePrometheus
-@testable import weave_healthd
 
 private struct Failure: Error, CustomStringConvertible { let description: String }
 

@@ -1,9 +1,10 @@
 import Testing
-import WeaveSupport
+@testable import weave_healthd
 import WeaveDI
 import WeaveHealth
+import WeaveMemoryPressure
+import WeaveSupport
 import WeaveSystemd
-@testable import weave_healthd
 
 @Suite struct SystemdIntegrationTests {
     private func report(_ states: [String: HealthStatus]) -> HealthReport {
@@ -28,7 +29,7 @@ import WeaveSystemd
         let path = #filePath.split(separator: "/").dropLast(3).joined(separator: "/") + "/systemd/weave-healthd.catalog"
         let catalog = try #require(readTextFile("/" + path))
         let ids = catalog.split(separator: "\n").filter { $0.hasPrefix("-- ") }.map { String($0.dropFirst(3)) }
-        let events = WeaveEvent.containerEvents + WeaveEvent.healthEvents + WeaveEvent.daemonEvents
+        let events = WeaveEvent.containerEvents + WeaveEvent.pressureEvents + WeaveEvent.healthEvents + WeaveEvent.daemonEvents
         let logged = events.map(\.messageID) + [JournalWriter.lostEntriesMessageID]
         #expect(Set(ids) == Set(logged))
         #expect(ids.count == logged.count)

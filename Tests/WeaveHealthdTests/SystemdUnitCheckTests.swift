@@ -1,7 +1,7 @@
 import Testing
+@testable import weave_healthd
 import WeaveHealth
 import WeaveSystemd
-@testable import weave_healthd
 
 @Suite struct SystemdUnitCheckTests {
     private func unit(_ active: String, _ sub: String, load: String = "loaded", result: String? = "success", restarts: UInt32? = 0) -> SystemdUnit {

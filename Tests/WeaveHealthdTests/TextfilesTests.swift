@@ -1,7 +1,7 @@
 import Glibc
 import Testing
-import WeavePrometheus
 @testable import weave_healthd
+import WeavePrometheus
 
 @Suite struct TextfilesTests {
     private func directory(_ files: [String: String]) -> String {

@@ -1,6 +1,6 @@
 import Testing
-import WeaveTestSupport
 @testable import weave_healthd
+import WeaveTestSupport
 
 @Suite struct YAMLReaderTests {
     /// A compact spelling of a node: scalars quoted with line feeds as `\n`, `[a,b]`, `{k:v}`.

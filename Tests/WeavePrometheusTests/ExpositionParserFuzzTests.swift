@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-import WeaveTestSupport
 @testable import WeavePrometheus
+import WeaveTestSupport
 
 /// Damaged expositions, as a hostile or broken application could send them: every truncation, every
 /// byte replaced by each hostile byte, and hostile tokens inserted at every position of a real

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WeaveObservability
 @testable import WeavePrometheus
 
 @Suite struct ExpositionParserTests {

@@ -1,5 +1,6 @@
 import Testing
 import WeaveDI
+import WeaveObservability
 @testable import WeavePrometheus
 
 @Suite struct ExpositionTests {

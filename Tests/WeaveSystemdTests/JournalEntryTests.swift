@@ -1,5 +1,6 @@
 import Logging
 import Testing
+import WeaveHealth
 @testable import WeaveSystemd
 
 @Suite struct JournalEntryTests {

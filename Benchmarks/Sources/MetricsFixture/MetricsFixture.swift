@@ -1,5 +1,6 @@
 import WeaveDI
 import WeaveHealth
+import WeaveObservability
 import WeavePrometheus
 
 /// What the /metrics benchmarks serve: a container with `services` registered and resolved

@@ -3,6 +3,7 @@ import MetricsFixture
 import WeaveAppEndpoint
 import WeaveDI
 import WeaveHealth
+import WeaveObservability
 import WeavePrometheus
 
 /// The application side of `Benchmarks/apps_bench.py`: an application with `services` resolved

@@ -1,6 +1,6 @@
 import Dependencies
-import WeaveDI
 import WeaveDependencies
+import WeaveDI
 
 // The swift-dependencies bridge (Integrations/WeaveDependencies): `@Dependency` served by the
 // container, and what an `InjectedValues` read costs once the bridge's source of overrides is

@@ -2,6 +2,7 @@ import Foundation
 import MetricsFixture
 import WeaveDI
 import WeaveHealth
+import WeaveObservability
 import WeavePrometheus
 
 /// Issue 3's figures: the cost of instrumentation, snapshots under load, and a large health round.

@@ -1,3 +1,4 @@
+import WeaveSupport
 import Synchronization
 
 /// `Container.live` and a generation that changes with every assignment (`resolverFlags.liveGeneration`), under one mutex.
@@ -125,11 +126,11 @@ extension Container {
             let staged = inserts.withLock { staged in defer { staged = [] }; return staged }
             let replaced = container.lock.withWriteLock { staged.map { ($0.key, $0.insert()) } }
             for case (let key, let previous?) in replaced {
-                DILog.log(.warnings, .warning,
+                container.instrumentation.log(.warnings, .warning,
                           "Bootstrap replaced the registration of \(key) (was \(previous.scope)); the earlier one is gone",
                           metadata: ["dependency": "\(key)"])
             }
-            DILog.log(.registration, .info, "Added \(staged.count) registrations at once",
+            container.instrumentation.log(.registration, .info, "Added \(staged.count) registrations at once",
                       metadata: ["registrations": "\(staged.count)", "replaced": "\(replaced.filter { $0.1 != nil }.count)"])
             return replaced.compactMap { $0.1 == nil ? nil : $0.0 }
         }

@@ -21,10 +21,13 @@ public final class Container: @unchecked Sendable {
     /// Errors of keys that are not registered, by key and kind (no registration index to count them under).
     let unregisteredErrors = Locked<[String: UInt64]>([:])
     /// Receive every timed resolve (service, whether a factory ran, nanoseconds); see `MetricsBridge`.
-    let timingObservers = Locked<[ObjectIdentifier: @Sendable (String, Bool, UInt64) -> Void]>([:])
-    let hasTimingObservers = Atomic<Bool>(false)
-    /// The lock, table and counters memory pressure works on, registered in `ContainerRegistry`.
-    let evictionTarget: EvictionTarget
+    package let timingObservers = Locked<[ObjectIdentifier: @Sendable (String, Bool, UInt64) -> Void]>([:])
+    package let hasTimingObservers = Atomic<Bool>(false)
+    /// `.cached` instances dropped by `evictCached()`, and memory-pressure events relieved.
+    let evictions = Atomic<UInt64>(0)
+    let pressureEvents = Atomic<UInt64>(0)
+    /// Where this container's logs and hook events go.
+    public let instrumentation: Instrumentation
 
     /// Whether resolves are timed (factory runs always, cached hits one in `hitSamplingInterval`)
     /// and slow resolutions reported. Counts are kept either way.
@@ -42,15 +45,16 @@ public final class Container: @unchecked Sendable {
 
     /// Creates a container, optionally falling back to `parent` for keys it does not hold.
     /// `instrumented: false` skips the timings (for comparison; counts are still kept).
-    public init(parent: Container? = nil, instrumented: Bool = true, settings: InstrumentationSettings = .default) {
+    /// `instrumentation`: where logs and hook events go; by default the parent's, or a new one.
+    public init(parent: Container? = nil, instrumented: Bool = true, settings: InstrumentationSettings = .default,
+                instrumentation: Instrumentation? = nil) {
         self.parent = parent
         self.isInstrumented = instrumented
+        self.instrumentation = instrumentation ?? parent?.instrumentation ?? Instrumentation()
         slowThresholdNanos = Atomic(settings.slowResolutionThreshold.nonNegativeNanoseconds)
         logThrottle = LogThrottle(limit: settings.logRateLimit)
         // The clock's calibration (2 ms, once per process) is paid here rather than in a first resolve.
         clock = IntervalClock.calibration
-        evictionTarget = EvictionTarget(lock: lock, table: table)
-        ContainerRegistry.add(evictionTarget)
     }
 
     /// This container's threshold and log rate limit; setting them applies from the next resolve.
@@ -105,8 +109,6 @@ public final class Container: @unchecked Sendable {
     }
 
     private func store<T>(_ key: RegistrationKey, scope: Scope, maker: Maker<T>, instance: T? = nil) {
-        // `.cached` instances are only worth keeping if memory pressure can drop them.
-        if scope == .cached { MemoryPressureMonitor.shared.start() }
         let insert = { [self] () -> AnyRegistration? in insertHoldingLock(key, scope: scope, maker: maker, instance: instance) }
         if let staging = Container.staging, staging.container === self {
             staging.inserts.withLock { $0.append((key, insert)) }
@@ -114,10 +116,10 @@ public final class Container: @unchecked Sendable {
         }
         let replaced = lock.withWriteLock(insert)
         if let replaced {
-            DILog.log(.registration, .debug, "Replaced the registration of \(key) (was \(replaced.scope), now \(scope))",
+            instrumentation.log(.registration, .debug, "Replaced the registration of \(key) (was \(replaced.scope), now \(scope))",
                       metadata: ["dependency": "\(key)"])
         } else {
-            DILog.log(.registration, .debug, "Registered \(key) as \(scope)", metadata: ["dependency": "\(key)"])
+            instrumentation.log(.registration, .debug, "Registered \(key) as \(scope)", metadata: ["dependency": "\(key)"])
         }
         // `replaced` (and the instance it may hold) is released here, outside the lock.
     }
@@ -321,7 +323,7 @@ public final class Container: @unchecked Sendable {
         }
         guard slow || hasTimingObservers.load(ordering: .relaxed) else { return }
         let name = service()
-        if slow { Hooks.slow(service: name, nanos: nanos, threshold: threshold, throttle: logThrottle) }
+        if slow { instrumentation.slow(service: name, nanos: nanos, threshold: threshold, throttle: logThrottle) }
         for observer in timingObservers.withLock({ Array($0.values) }) {
             observer(name, histogram == StatsField.factoryLatency, nanos)
         }
@@ -342,14 +344,32 @@ public final class Container: @unchecked Sendable {
                 if counts[key] != nil || counts.count < 1_000 { counts[key, default: 0] += 1 }
             }
         }
-        if error.kind != .notRegistered { Hooks.error(service: error.serviceName, error: error) }
+        if error.kind != .notRegistered { instrumentation.error(service: error.serviceName, error: error) }
         return error
     }
 
     /// Drops every `.cached` instance; the next resolve makes a new one. Returns how many were dropped.
     @discardableResult
     public func evictCached() -> Int {
-        evictionTarget.evictCached()
+        let evicted: [Any] = lock.withWriteLock {
+            table.all.filter { $0.scope == .cached }.compactMap { $0.takeInstance() }
+        }
+        if !evicted.isEmpty {
+            evictions.add(UInt64(evicted.count), ordering: .relaxed)
+            instrumentation.log(.all, .debug, "Evicted \(evicted.count) cached instances", metadata: ["count": "\(evicted.count)"])
+        }
+        return evicted.count // the instances are released here, outside the lock
+    }
+
+    /// What a memory-pressure watch calls (`WeaveMemoryPressure`): drops every `.cached` instance,
+    /// counts the event, and tells the instrumentation's `onMemoryPressure` handlers. Returns how
+    /// many instances were dropped.
+    @discardableResult
+    public func relieveMemoryPressure() -> Int {
+        let evicted = evictCached()
+        pressureEvents.add(1, ordering: .relaxed)
+        instrumentation.memoryPressure()
+        return evicted
     }
 
     /// Removes the registration of `type` (under `name`) and the instance it holds; returns whether
@@ -358,7 +378,7 @@ public final class Container: @unchecked Sendable {
     public func release<T>(_ type: T.Type, name: String? = nil) -> Bool {
         let key = RegistrationKey(type, name: name)
         let removed = lock.withWriteLock { table.remove(key) }
-        if removed != nil { DILog.log(.registration, .debug, "Released \(key)") }
+        if removed != nil { instrumentation.log(.registration, .debug, "Released \(key)") }
         return removed != nil // the registration (and its instance) is released here, outside the lock
     }
 
@@ -370,7 +390,7 @@ public final class Container: @unchecked Sendable {
             return table.removeAll()
         }
         edges.withLock { $0.removeAll() }
-        DILog.log(.registration, .debug, "Released all registrations")
+        instrumentation.log(.registration, .debug, "Released all registrations")
         _ = dropped // released here, outside the lock
     }
 
@@ -596,11 +616,11 @@ public final class Container: @unchecked Sendable {
     func report(_ error: ResolutionError) {
         let metadata: Logger.Metadata = ["dependency": "\(error.serviceName)", "error": "\(error.kind.rawValue)"]
         if case .notRegistered = error {
-            Hooks.error(service: error.serviceName, error: error) // the other kinds were reported where they arose
-            DILog.throttled(.resolutionError, service: error.serviceName, .warnings, .warning, "\(error)", metadata: metadata,
+            instrumentation.error(service: error.serviceName, error: error) // the other kinds were reported where they arose
+            instrumentation.throttled(.resolutionError, service: error.serviceName, .warnings, .warning, "\(error)", metadata: metadata,
                             throttle: logThrottle)
         } else {
-            DILog.throttled(.resolutionError, service: error.serviceName, .errors, .error, "\(error)", metadata: metadata,
+            instrumentation.throttled(.resolutionError, service: error.serviceName, .errors, .error, "\(error)", metadata: metadata,
                             throttle: logThrottle)
         }
     }

@@ -50,11 +50,11 @@ public enum UnifiedDI {
         Container.current.releaseAll()
     }
 
-    /// Chooses which container events are logged through swift-log (label `weave.di`).
+    /// Chooses which of `Container.live`'s events are logged (`Container.live.instrumentation.logLevel`).
     public static func setLogLevel(_ level: LogLevel) {
-        DILog.setLevel(level)
+        Container.live.instrumentation.logLevel = level
     }
 
-    /// The current log level.
-    public static var logLevel: LogLevel { DILog.level }
+    /// `Container.live`'s log level.
+    public static var logLevel: LogLevel { Container.live.instrumentation.logLevel }
 }

@@ -1,3 +1,4 @@
+import WeaveSupport
 import Logging
 
 /// How many records of one event about one service are logged per window; the rest are counted

@@ -1,7 +1,8 @@
+/// Upstream WeaveDI's static hooks, as a facade on `Container.live`: its settings and its
+/// `Instrumentation`. Other containers have their own (`Container.instrumentation`).
 extension UnifiedDI {
     /// `Container.live`'s slow-resolution threshold (default 10 ms): resolves slower than this are
-    /// reported to `onSlowResolution` handlers and logged at warning level. Other containers have
-    /// their own (`Container.instrumentationSettings`).
+    /// reported to `onSlowResolution` handlers and logged at warning level.
     public static var slowResolutionThreshold: Duration {
         get { Container.live.instrumentationSettings.slowResolutionThreshold }
         set { Container.live.instrumentationSettings.slowResolutionThreshold = newValue }
@@ -14,39 +15,32 @@ extension UnifiedDI {
         set { Container.live.instrumentationSettings.logRateLimit = newValue }
     }
 
-    /// Calls `handler` with the service name and the duration in seconds of every resolve slower
-    /// than `slowResolutionThreshold` (a `TimeInterval`, which is `Double`). Handlers run on a delivery
-    /// task, never on the resolving thread.
+    /// Calls `handler` with the service name and the duration in seconds of every resolve of
+    /// `Container.live` (and its children) slower than `slowResolutionThreshold` (a `TimeInterval`,
+    /// which is `Double`). Handlers run on a delivery task, never on the resolving thread.
     @discardableResult
     public static func onSlowResolution(_ handler: @escaping @Sendable (String, Double) -> Void) -> HookToken {
-        Hooks.addSlow(handler)
+        Container.live.instrumentation.onSlowResolution(handler)
     }
 
-    /// Calls `handler` with the service name and the `ResolutionError` of: a resolve of an
-    /// unregistered type through the optional APIs (`resolve`, `@Inject`), a cycle, a factory that
-    /// throws, and an argument mismatch.
+    /// Calls `handler` with the service name and the `ResolutionError` of `Container.live`'s failed
+    /// resolves: an unregistered type through the optional APIs (`resolve`, `@Inject`), a cycle, a
+    /// factory that throws, and an argument mismatch.
     @discardableResult
     public static func onResolutionError(_ handler: @escaping @Sendable (String, Error) -> Void) -> HookToken {
-        Hooks.addError(handler)
+        Container.live.instrumentation.onResolutionError(handler)
     }
 
-    /// Calls `handler` on memory pressure, after the `.cached` instances were evicted. Starts
-    /// `MemoryPressureMonitor.shared` if it is not running.
+    /// Calls `handler` after `Container.live` dropped its `.cached` instances for memory pressure.
+    /// Watching is started by whoever owns the process (`MemoryPressureMonitor` in
+    /// WeaveMemoryPressure, which `AppEndpoint` starts), not by this call.
     @discardableResult
     public static func onMemoryPressure(_ handler: @escaping @Sendable () -> Void) -> HookToken {
-        onMemoryPressureDetails { _ in handler() }
+        Container.live.instrumentation.onMemoryPressure(handler)
     }
 
-    /// Like `onMemoryPressure(_:)`, with the details: the PSI averages, the source and the evictions.
-    @discardableResult
-    public static func onMemoryPressureDetails(_ handler: @escaping @Sendable (MemoryPressureEvent) -> Void) -> HookToken {
-        let token = Hooks.addPressure(handler)
-        MemoryPressureMonitor.shared.start()
-        return token
-    }
-
-    /// Waits until every hook event reported so far has reached its handlers (for tests and shutdown).
+    /// Waits until every hook event of `Container.live` reported so far has reached its handlers.
     public static func flushHooks() async {
-        await Hooks.flush()
+        await Container.live.instrumentation.flush()
     }
 }

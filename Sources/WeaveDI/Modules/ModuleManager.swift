@@ -1,3 +1,4 @@
+import WeaveSupport
 
 /// Configures `FeatureModule`s in dependency order, each one once per process.
 public enum ModuleManager {
@@ -10,7 +11,7 @@ public enum ModuleManager {
             let isNew = configured.withLock { $0.insert(module.name).inserted }
             guard isNew else { continue }
             await module.configure()
-            DILog.log(.registration, .debug, "Configured module \(module.name)", metadata: ["module": "\(module.name)"])
+            Container.current.instrumentation.log(.registration, .debug, "Configured module \(module.name)", metadata: ["module": "\(module.name)"])
         }
     }
 

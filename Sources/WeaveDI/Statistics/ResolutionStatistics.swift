@@ -177,7 +177,7 @@ extension Container {
         if !missing.isEmpty { services.sort { $0.service < $1.service } }
         return ContainerStatistics(
             services: services,
-            cachedEvictions: evictionTarget.evictions.load(ordering: .relaxed),
-            memoryPressureEvents: evictionTarget.pressureEvents.load(ordering: .relaxed))
+            cachedEvictions: evictions.load(ordering: .relaxed),
+            memoryPressureEvents: pressureEvents.load(ordering: .relaxed))
     }
 }

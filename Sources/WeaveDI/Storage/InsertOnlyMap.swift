@@ -1,3 +1,4 @@
+import WeaveSupport
 import Synchronization
 
 /// A map from nonzero words to nonnull pointers that only grows, read without a lock: an

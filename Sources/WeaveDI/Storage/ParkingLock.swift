@@ -1,3 +1,4 @@
+import WeaveSupport
 import CMachine
 import Synchronization
 

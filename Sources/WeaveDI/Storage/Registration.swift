@@ -1,3 +1,4 @@
+import WeaveSupport
 
 /// What a container keeps for one key: how to make the service, its scope, and what it made.
 /// Instances of `Registration<T>` are the only subclass; the table holds them type-erased.

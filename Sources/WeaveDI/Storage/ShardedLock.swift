@@ -1,3 +1,4 @@
+import WeaveSupport
 import Synchronization
 
 /// A reader-sharded lock ("big reader lock"). A reader locks only its thread's shard, so readers on

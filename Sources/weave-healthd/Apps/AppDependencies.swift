@@ -1,4 +1,5 @@
 import WeaveHealthServer
+import WeaveObservability
 
 /// What the status page shows of an application's container: its version and start, and its
 /// slowest dependencies with their resolves per second, from two successive `/dependencies` reads.

@@ -1,6 +1,7 @@
 import Logging
-import WeavePrometheus
 import WeaveDI
+import WeavePrometheus
+import WeaveSupport
 
 /// Everything the daemon's `/metrics` shows: its own collectors' families, then the applications',
 /// scraped at each `/metrics`, each series labelled with its `app`, admitted by `FamilyAdmission`,

@@ -1,5 +1,6 @@
 import WeaveDI
 import WeaveHealth
+import WeaveSupport
 
 /// The daemon's own container: unhealthy when resolution errors happened since the last run,
 /// degraded when slow resolutions did.

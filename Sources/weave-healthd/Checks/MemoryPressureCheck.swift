@@ -1,5 +1,6 @@
 import WeaveDI
 import WeaveHealth
+import WeaveMemoryPressure
 import WeaveSupport
 
 /// PSI `some avg10` of a pressure file against warn and fail thresholds.

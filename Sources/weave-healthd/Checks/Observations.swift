@@ -1,4 +1,5 @@
 import WeaveDI
+import WeaveSupport
 import WeaveSystemd
 
 /// What checks observed besides their status: a value for `/health`'s `observedValue`, Nagios

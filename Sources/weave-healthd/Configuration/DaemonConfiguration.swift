@@ -1,8 +1,9 @@
 import WeaveDI
-import WeaveSupport
 import WeaveHealth
 import WeaveHealthServer
+import WeaveObservability
 import WeavePrometheus
+import WeaveSupport
 
 /// A validated configuration of weave-healthd.
 struct DaemonConfiguration: Sendable {

@@ -1,4 +1,5 @@
 import WeaveDI
+import WeaveSupport
 
 extension WeaveEvent {
     static let configReloaded = WeaveEvent(messageID: "75cb642318bb428194704fe884012e0e", title: "configuration reloaded")

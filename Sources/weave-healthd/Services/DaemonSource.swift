@@ -1,6 +1,7 @@
 import WeaveDI
 import WeaveHealth
 import WeaveHealthServer
+import WeaveSupport
 
 /// The endpoints' view of the daemon: whatever runtime is current (a reload swaps it).
 final class DaemonSource: HealthSource {

@@ -4,6 +4,7 @@ import ServiceLifecycle
 import WeaveDI
 import WeaveHealth
 import WeaveHealthServer
+import WeaveSupport
 import WeaveSystemd
 
 /// Keeps systemd informed through sd_notify: `READY=1` once the listeners are bound and the first

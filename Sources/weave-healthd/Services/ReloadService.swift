@@ -4,6 +4,7 @@ import ServiceLifecycle
 import UnixSignals
 import WeaveDI
 import WeaveHealthServer
+import WeaveSupport
 import WeaveSystemd
 
 /// SIGHUP reloads the configuration file, between `RELOADING=1` and `READY=1` to systemd. A reload

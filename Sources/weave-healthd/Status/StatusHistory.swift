@@ -1,5 +1,6 @@
 import WeaveDI
 import WeaveHealth
+import WeaveSupport
 
 /// The last hour of every check and application, in the daemon's memory for the status page: per
 /// name, the worst state of each minute, when the state last changed, and the recent transitions.

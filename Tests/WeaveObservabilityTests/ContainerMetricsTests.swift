@@ -1,5 +1,6 @@
 import Testing
 @testable import WeaveDI
+import WeaveObservability
 @testable import WeavePrometheus
 
 /// The cardinality control of `ContainerMetrics` (`ResolveBuckets`), on statistics made by hand so

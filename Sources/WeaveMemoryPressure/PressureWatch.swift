@@ -1,3 +1,4 @@
+import Logging
 import WeaveSupport
 
 /// An opened memory-pressure source: what to poll and how.
@@ -92,10 +93,12 @@ final class WatchLoop: @unchecked Sendable {
     private let source: MemoryPressureSource
     private let wakeFD: Int32
     private let detailsPath: String
+    private let logger: Logger
 
     init(monitor: MemoryPressureMonitor, watch: PressureWatch, source: MemoryPressureSource, wakeFD: Int32,
-         detailsPath: String = "/proc/pressure/memory") {
+         detailsPath: String = "/proc/pressure/memory", logger: Logger) {
         self.monitor = monitor
+        self.logger = logger
         self.watch = watch
         self.source = source
         self.wakeFD = wakeFD
@@ -114,7 +117,7 @@ final class WatchLoop: @unchecked Sendable {
             pthread_detach(thread)
         } else {
             Unmanaged<WatchLoop>.fromOpaque(context).release()
-            DILog.log(.errors, .error, "Could not start the memory-pressure thread: \(SystemError.text(status))")
+            logger.error("Could not start the memory-pressure thread: \(SystemError.text(status))")
         }
     }
 
@@ -136,7 +139,7 @@ final class WatchLoop: @unchecked Sendable {
             let ready = poll(&fds, nfds_t(fds.count), timeout)
             if ready < 0 {
                 if errno == EINTR { continue }
-                DILog.log(.errors, .error, "Memory-pressure poll failed: \(SystemError.text(errno))")
+                logger.error("Memory-pressure poll failed: \(SystemError.text(errno))")
                 return
             }
             if fds[0].revents != 0 { return } // stop() was called
@@ -152,7 +155,7 @@ final class WatchLoop: @unchecked Sendable {
             case .priority(_, let path):
                 let events = Int32(fds[1].revents)
                 if events & Int32(POLLERR) != 0 {
-                    DILog.log(.errors, .warning, "The memory-pressure trigger on \(path) is gone; monitoring stops")
+                    logger.warning("The memory-pressure trigger on \(path) is gone; monitoring stops")
                     return
                 }
                 if events & Int32(POLLPRI) != 0 {
@@ -170,11 +173,11 @@ final class WatchLoop: @unchecked Sendable {
                     }
                     monitor.pressureReported(by: source, pressure: readTextFile(detailsPath).flatMap { try? PressureStallInformation.parse($0) })
                     if closed {
-                        DILog.log(.errors, .warning, "The memory-pressure source closed; monitoring stops")
+                        logger.warning("The memory-pressure source closed; monitoring stops")
                         return
                     }
                 } else if events & Int32(POLLHUP | POLLERR) != 0 {
-                    DILog.log(.errors, .warning, "The memory-pressure source hung up; monitoring stops")
+                    logger.warning("The memory-pressure source hung up; monitoring stops")
                     return
                 }
             }

@@ -3,7 +3,8 @@ import Glibc
 #endif
 import Testing
 import WeaveSupport
-@testable import WeaveDI
+import WeaveDI
+@testable import WeaveMemoryPressure
 
 private final class CachedThing: Sendable {}
 
@@ -21,12 +22,15 @@ private final class CachedThing: Sendable {}
         let first = container.resolve(CachedThing.self)
         var configuration = MemoryPressureConfiguration()
         configuration.environment = ["MEMORY_PRESSURE_WATCH": fifo]
-        let monitor = MemoryPressureMonitor(configuration: configuration, containers: { [container] })
+        let monitor = MemoryPressureMonitor(configuration: configuration, containers: [container])
         let events = Locked<[MemoryPressureEvent]>([])
-        let token = UnifiedDI.onMemoryPressureDetails { event in
-            if event.source == .systemdWatch(path: fifo) { events.withLock { $0.append(event) } }
-        }
-        defer { token.cancel() }
+        monitor.onPressure { event in events.withLock { $0.append(event) } }
+        let relieved = Locked(0)
+        container.instrumentation.onMemoryPressure { relieved.withLock { $0 += 1 } }
+        // Another container's handlers hear nothing: the monitor relieves only its own containers.
+        let other = Container()
+        let otherRelieved = Locked(0)
+        other.instrumentation.onMemoryPressure { otherRelieved.withLock { $0 += 1 } }
         #expect(monitor.start() == .systemdWatch(path: fifo))
         defer { monitor.stop() }
 
@@ -38,9 +42,12 @@ private final class CachedThing: Sendable {}
 
         // Poll generously (a busy or sanitized run is slow); the assertion is on what arrives, not when.
         for _ in 0..<1_000 where events.withLock({ $0.isEmpty }) {
-            await UnifiedDI.flushHooks()
             try await Task.sleep(for: .milliseconds(10))
         }
+        await container.instrumentation.flush()
+        await other.instrumentation.flush()
+        #expect(relieved.withLock { $0 } == 1)
+        #expect(otherRelieved.withLock { $0 } == 0)
         let event = try #require(events.withLock { $0.first })
         #expect(event.evictions == 1)
         #expect(container.resolve(CachedThing.self) !== first)

@@ -1,4 +1,5 @@
-import Synchronization
+import Logging
+import WeaveDI
 import WeaveSupport
 
 /// Where memory-pressure notifications come from.
@@ -22,13 +23,13 @@ public enum MemoryPressureSource: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// One memory-pressure notification, as the hooks receive it.
+/// One memory-pressure notification, as `onPressure` handlers receive it.
 public struct MemoryPressureEvent: Sendable {
     /// What reported it.
     public let source: MemoryPressureSource
     /// The PSI averages at the time, when a pressure file could be read.
     public let pressure: PressureStallInformation?
-    /// `.cached` instances evicted in response, over all containers.
+    /// `.cached` instances evicted in response, over the monitor's containers.
     public let evictions: Int
 }
 
@@ -49,28 +50,40 @@ public struct MemoryPressureConfiguration: Sendable {
     public init() {}
 }
 
-/// Watches memory pressure on a dedicated thread. On pressure it evicts the `.cached` instances of
-/// its containers (by default every live container), counts that, then calls the
-/// `UnifiedDI.onMemoryPressure` handlers. Sources, in order: systemd's `$MEMORY_PRESSURE_WATCH`;
-/// a PSI trigger on the cgroup's `memory.pressure`, then on `/proc/pressure/memory`; polling `avg10`;
-/// else it reports once, at info level, that monitoring is unavailable. It never crashes.
+/// Watches memory pressure on a thread of its own, from `start()` to `stop()`. On pressure it calls
+/// `relieveMemoryPressure()` on each of its containers (which evicts their `.cached` instances,
+/// counts the event and runs their `onMemoryPressure` handlers), then its own `onPressure` handlers.
+/// Sources, in order: systemd's `$MEMORY_PRESSURE_WATCH`; a PSI trigger on the cgroup's
+/// `memory.pressure`, then on `/proc/pressure/memory`; polling `avg10`; else it reports once, at
+/// info level, that monitoring is unavailable. It never crashes.
 public final class MemoryPressureMonitor: Sendable {
-    /// The process-wide monitor, started by the first `UnifiedDI.onMemoryPressure` handler or `.cached` registration.
-    public static let shared = MemoryPressureMonitor()
-
     private let configuration: MemoryPressureConfiguration
-    private let targets: @Sendable () -> [EvictionTarget]
+    private let containers: @Sendable () -> [Container]
+    private let logger: Logger
     private let state = Locked<(source: MemoryPressureSource?, wakeFD: Int32?)>((nil, nil))
+    private let handlers = Locked<(nextID: Int, byID: [Int: @Sendable (MemoryPressureEvent) -> Void])>((0, [:]))
 
-    /// `containers`: whose `.cached` instances to evict; `nil` means every live container.
-    public init(configuration: MemoryPressureConfiguration = .init(),
-                containers: (@Sendable () -> [Container])? = nil) {
+    /// `containers` is asked at each notification for the containers to relieve (a program that
+    /// replaces its container on reload returns the current one).
+    public init(configuration: MemoryPressureConfiguration = .init(), logger: Logger = Logger(label: "weave.pressure"),
+                containers: @escaping @Sendable () -> [Container]) {
         self.configuration = configuration
-        if let containers {
-            targets = { containers().map { $0.evictionTarget } }
-        } else {
-            targets = { ContainerRegistry.all }
-        }
+        self.logger = logger
+        self.containers = containers
+    }
+
+    /// A monitor of these containers.
+    public convenience init(configuration: MemoryPressureConfiguration = .init(), logger: Logger = Logger(label: "weave.pressure"),
+                            containers: [Container]) {
+        self.init(configuration: configuration, logger: logger, containers: { containers })
+    }
+
+    /// Calls `handler` with each notification's details (source, PSI averages, evictions), on the
+    /// watching thread, after the containers were relieved.
+    @discardableResult
+    public func onPressure(_ handler: @escaping @Sendable (MemoryPressureEvent) -> Void) -> HookToken {
+        let id = handlers.withLock { $0.nextID += 1; $0.byID[$0.nextID] = handler; return $0.nextID }
+        return HookToken { [handlers] in handlers.withLock { _ = $0.byID.removeValue(forKey: id) } }
     }
 
     /// The source in use, once started.
@@ -84,8 +97,7 @@ public final class MemoryPressureMonitor: Sendable {
             let (source, watch) = openSource()
             state.source = source
             guard let watch else {
-                DILog.log(.errors, .info, "Memory-pressure monitoring is unavailable: \(source)",
-                          metadata: ["source": "\(source)"])
+                logger.info("Memory-pressure monitoring is unavailable: \(source)", metadata: ["source": "\(source)"])
                 return source
             }
             var pipeFDs: [Int32] = [0, 0]
@@ -96,9 +108,9 @@ public final class MemoryPressureMonitor: Sendable {
             }
             state.wakeFD = pipeFDs[1]
             let loop = WatchLoop(monitor: self, watch: watch, source: source, wakeFD: pipeFDs[0],
-                                 detailsPath: configuration.procPressurePath)
+                                 detailsPath: configuration.procPressurePath, logger: logger)
             loop.startThread()
-            DILog.log(.registration, .info, "Watching memory pressure: \(source)", metadata: ["source": "\(source)"])
+            logger.info("Watching memory pressure: \(source)", metadata: ["source": "\(source)"])
             return source
         }
     }
@@ -117,15 +129,12 @@ public final class MemoryPressureMonitor: Sendable {
 
     /// Evicts, counts and notifies, as for a real notification (used by the watch loop).
     func pressureReported(by source: MemoryPressureSource, pressure: PressureStallInformation?) {
-        var evicted = 0
-        for target in targets() {
-            evicted += target.evictCached()
-            target.pressureEvents.add(1, ordering: .relaxed)
-        }
-        DILog.log(.warnings, .warning, "Memory pressure (\(source)): evicted \(evicted) cached instances",
-                  metadata: WeaveEvent.memoryPressure.metadata(["source": "\(source)", "evictions": "\(evicted)",
-                                                                "psi_some_avg10": "\(pressure?.some.avg10 ?? -1)"]))
-        Hooks.memoryPressure(MemoryPressureEvent(source: source, pressure: pressure, evictions: evicted))
+        let evicted = containers().reduce(0) { $0 + $1.relieveMemoryPressure() }
+        logger.warning("Memory pressure (\(source)): evicted \(evicted) cached instances",
+                       metadata: WeaveEvent.memoryPressure.metadata(["source": "\(source)", "evictions": "\(evicted)",
+                                                                     "psi_some_avg10": "\(pressure?.some.avg10 ?? -1)"]))
+        let event = MemoryPressureEvent(source: source, pressure: pressure, evictions: evicted)
+        for handler in handlers.withLock({ Array($0.byID.values) }) { handler(event) }
     }
 
     // MARK: Choosing the source

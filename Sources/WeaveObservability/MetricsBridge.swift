@@ -1,11 +1,13 @@
 import CoreMetrics
 import Synchronization
+import WeaveDI
+import WeaveSupport
 
 /// Mirrors a container's figures into swift-metrics (`MetricsSystem`), so users of other backends
 /// (StatsD, OpenTelemetry) get the same counters and timers. Prometheus users need not: the
 /// exporter reads `Container.statistics()` directly. The families keep the exporter's names, so a
 /// swift-prometheus registry fed by this bridge and served beside the exporter would repeat them:
-/// serve such a registry through WeavePrometheus's `ExpositionText`, which leaves them out.
+/// serve such a registry through `ExpositionText`, which leaves them out.
 ///
 /// Timers receive every timed resolve as it happens; counters (`weave_resolutions_total`,
 /// `weave_instances_created_total`, `weave_resolution_errors_total{kind}`,

@@ -1,4 +1,5 @@
-import WeaveDI
+import WeavePrometheus
+import WeaveSupport
 
 /// The families of another registry's text exposition, such as swift-prometheus's
 /// `PrometheusCollectorRegistry` (`emit(into:)`), so an application's own metrics are served beside

@@ -3,7 +3,8 @@ import Logging
 /// A kind of event a program logs, with a stable 128-bit `MESSAGE_ID` that a journald catalog
 /// explains (`journalctl -x` shows the entry). Log records carry it as the metadata key
 /// `message_id`. Each module declares its own events as static members: WeaveDI the container's
-/// (`containerEvents`), WeaveHealth the monitor's, a program its own.
+/// (`containerEvents`), WeaveHealth the monitor's, WeaveMemoryPressure its own (`pressureEvents`), a
+/// program its own.
 public struct WeaveEvent: Sendable, Hashable {
     /// The journald `MESSAGE_ID`: 32 lower-case hex digits.
     public let messageID: String
@@ -24,13 +25,4 @@ public struct WeaveEvent: Sendable, Hashable {
     public func metadata(_ fields: Logger.Metadata) -> Logger.Metadata {
         metadata.merging(fields) { $1 }
     }
-}
-
-extension WeaveEvent {
-    public static let slowResolution = WeaveEvent(messageID: "735c7427772241aba150555de1608eb8", title: "slow resolution")
-    public static let resolutionError = WeaveEvent(messageID: "00f18f663af544d787af7808aa6dc0b3", title: "resolution error")
-    public static let memoryPressure = WeaveEvent(messageID: "170f0bbb8c824ee78108e74c72f0a6aa", title: "memory pressure")
-
-    /// The events a container logs.
-    public static let containerEvents: [WeaveEvent] = [.slowResolution, .resolutionError, .memoryPressure]
 }

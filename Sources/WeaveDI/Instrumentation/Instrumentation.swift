@@ -1,0 +1,209 @@
+import Logging
+import Synchronization
+import WeaveSupport
+
+/// Where a container's events go: its logger and log level, and its hook handlers. Each container
+/// has one, passed in or made for it (a child shares its parent's), so two containers' handlers and
+/// levels never mix. `UnifiedDI`'s hooks and `setLogLevel` are those of `Container.live`.
+///
+/// Resolving threads only enqueue an event (and only when it is slow or something listens); a task
+/// delivers events in order, so a slow handler delays other handlers but never a resolve. The task
+/// starts with the first event, and ends when the instrumentation is released.
+public final class Instrumentation: Sendable {
+    /// What the delivery task needs; it holds this, not the instrumentation, so that releasing the
+    /// instrumentation finishes the stream and ends the task.
+    private final class State: Sendable {
+        let handlers = Locked(Handlers())
+        /// Whether any resolution-error handler is installed; read on error paths before building events.
+        let hasErrorHandlers = Atomic<Bool>(false)
+        let level: Atomic<Int>
+        let logger: Locked<Logger>
+
+        init(logger: Logger, level: LogLevel) {
+            self.logger = Locked(logger)
+            self.level = Atomic(level.rawValue)
+        }
+    }
+
+    private struct Handlers {
+        var nextID = 0
+        var slow: [Int: @Sendable (String, Double) -> Void] = [:]
+        var error: [Int: @Sendable (String, any Error) -> Void] = [:]
+        var pressure: [Int: @Sendable () -> Void] = [:]
+    }
+
+    private enum Event: Sendable {
+        case slowResolution(service: String, seconds: Double, threshold: Duration, throttle: LogThrottle)
+        case resolutionError(service: String, error: ResolutionError)
+        case memoryPressure
+        /// Resumes the continuation once every earlier event has been delivered.
+        case flush(CheckedContinuation<Void, Never>)
+    }
+
+    private let state: State
+    private let stream: AsyncStream<Event>
+    private let queue: AsyncStream<Event>.Continuation
+    private let delivering = Atomic<Bool>(false)
+
+    /// `logger` receives the container's records that pass `logLevel` (label `weave.di` by default).
+    public init(logger: Logger = Logger(label: "weave.di"), logLevel: LogLevel = .warnings) {
+        state = State(logger: logger, level: logLevel)
+        (stream, queue) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(4_096))
+        self.logLevel = logLevel
+    }
+
+    deinit {
+        queue.finish()
+    }
+
+    /// Which events are logged; `.all` and `.registration` lower the logger to debug.
+    public var logLevel: LogLevel {
+        get { LogLevel(rawValue: state.level.load(ordering: .relaxed)) ?? .warnings }
+        set {
+            state.level.store(newValue.rawValue, ordering: .relaxed)
+            state.logger.withLock {
+                switch newValue {
+                case .all, .registration: $0.logLevel = .debug
+                case .warnings: $0.logLevel = .warning
+                case .errors, .off: $0.logLevel = .error
+                }
+            }
+        }
+    }
+
+    // MARK: Hooks
+
+    /// Calls `handler` with the service name and the duration in seconds of every resolve slower
+    /// than the container's threshold. Handlers run on the delivery task, never on the resolving thread.
+    @discardableResult
+    public func onSlowResolution(_ handler: @escaping @Sendable (String, Double) -> Void) -> HookToken {
+        let state = self.state
+        let id = state.handlers.withLock { $0.nextID += 1; $0.slow[$0.nextID] = handler; return $0.nextID }
+        return HookToken { state.handlers.withLock { _ = $0.slow.removeValue(forKey: id) } }
+    }
+
+    /// Calls `handler` with the service name and the `ResolutionError` of: a resolve of an
+    /// unregistered type through the optional APIs (`resolve`, `@Inject`), a cycle, a factory that
+    /// throws, and an argument mismatch.
+    @discardableResult
+    public func onResolutionError(_ handler: @escaping @Sendable (String, any Error) -> Void) -> HookToken {
+        let state = self.state
+        let id = state.handlers.withLock { handlers in
+            handlers.nextID += 1
+            handlers.error[handlers.nextID] = handler
+            state.hasErrorHandlers.store(true, ordering: .relaxed)
+            return handlers.nextID
+        }
+        return HookToken {
+            state.handlers.withLock { handlers in
+                handlers.error.removeValue(forKey: id)
+                state.hasErrorHandlers.store(!handlers.error.isEmpty, ordering: .relaxed)
+            }
+        }
+    }
+
+    /// Calls `handler` after a container using this instrumentation dropped its `.cached` instances
+    /// for memory pressure (`Container.relieveMemoryPressure()`, which a `WeaveMemoryPressure`
+    /// monitor calls). Registering starts no watching.
+    @discardableResult
+    public func onMemoryPressure(_ handler: @escaping @Sendable () -> Void) -> HookToken {
+        let state = self.state
+        let id = state.handlers.withLock { $0.nextID += 1; $0.pressure[$0.nextID] = handler; return $0.nextID }
+        return HookToken { state.handlers.withLock { _ = $0.pressure.removeValue(forKey: id) } }
+    }
+
+    /// Waits until every event reported so far has reached its handlers (for tests and shutdown).
+    public func flush() async {
+        await withCheckedContinuation { enqueue(.flush($0)) }
+    }
+
+    // MARK: Events
+
+    /// A resolve slower than its container's threshold: logged at warning level within the
+    /// container's rate limit (`throttle`), and sent to the handlers.
+    func slow(service: String, nanos: UInt64, threshold: UInt64, throttle: LogThrottle) {
+        enqueue(.slowResolution(service: service, seconds: Double(nanos) / 1e9, threshold: .nanoseconds(Int64(threshold)),
+                                throttle: throttle))
+    }
+
+    func error(service: String, error: ResolutionError) {
+        guard state.hasErrorHandlers.load(ordering: .relaxed) else { return }
+        enqueue(.resolutionError(service: service, error: error))
+    }
+
+    func memoryPressure() {
+        enqueue(.memoryPressure)
+    }
+
+    private func enqueue(_ event: Event) {
+        if !delivering.load(ordering: .relaxed), delivering.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
+            Task.detached { [state, stream] in await Self.deliver(stream, to: state) }
+        }
+        queue.yield(event)
+    }
+
+    private static func deliver(_ stream: AsyncStream<Event>, to state: State) async {
+        for await event in stream {
+            switch event {
+            case .slowResolution(let service, let seconds, let threshold, let throttle):
+                throttled(state, .slowResolution, service: service, .warnings, .warning,
+                          "Slow resolution of \(service): \(seconds * 1000) ms (threshold \(threshold))",
+                          metadata: ["dependency": "\(service)", "duration_usec": "\(Int64(seconds * 1_000_000))",
+                                     "threshold_usec": "\(threshold.totalNanoseconds / 1_000)"],
+                          throttle: throttle)
+                for handler in state.handlers.withLock({ Array($0.slow.values) }) { handler(service, seconds) }
+            case .resolutionError(let service, let error):
+                for handler in state.handlers.withLock({ Array($0.error.values) }) { handler(service, error) }
+            case .memoryPressure:
+                for handler in state.handlers.withLock({ Array($0.pressure.values) }) { handler() }
+            case .flush(let continuation):
+                continuation.resume()
+            }
+        }
+    }
+
+    // MARK: Logging
+
+    func log(
+        _ category: LogLevel, _ level: Logger.Level, _ message: @autoclosure () -> Logger.Message,
+        metadata: @autoclosure () -> Logger.Metadata = [:],
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
+        Self.log(state, category, level, message(), metadata: metadata(), file: file, function: function, line: line)
+    }
+
+    /// Logs a record of `event` about `service` within the rate limit of `throttle` (the container's);
+    /// once the limit's window ends, one record at the same level says how many were suppressed.
+    func throttled(
+        _ event: WeaveEvent, service: String, _ category: LogLevel, _ level: Logger.Level,
+        _ message: @autoclosure () -> Logger.Message, metadata: @autoclosure () -> Logger.Metadata, throttle: LogThrottle,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
+        Self.throttled(state, event, service: service, category, level, message(), metadata: metadata(), throttle: throttle,
+                       file: file, function: function, line: line)
+    }
+
+    private static func log(
+        _ state: State, _ category: LogLevel, _ level: Logger.Level, _ message: @autoclosure () -> Logger.Message,
+        metadata: @autoclosure () -> Logger.Metadata, file: String, function: String, line: UInt
+    ) {
+        guard state.level.load(ordering: .relaxed) <= category.rawValue else { return }
+        let logger = state.logger.withLock { $0 }
+        logger.log(level: level, message(), metadata: metadata(), file: file, function: function, line: line)
+    }
+
+    private static func throttled(
+        _ state: State, _ event: WeaveEvent, service: String, _ category: LogLevel, _ level: Logger.Level,
+        _ message: @autoclosure () -> Logger.Message, metadata: @autoclosure () -> Logger.Metadata, throttle: LogThrottle,
+        file: String = #fileID, function: String = #function, line: UInt = #line
+    ) {
+        guard state.level.load(ordering: .relaxed) <= category.rawValue else { return }
+        let admitted = throttle.admit("\(event.messageID) \(service)") { suppressed, window in
+            log(state, category, level, "Suppressed \(suppressed) more \(event.title) records of \(service) in the last \(window)",
+                metadata: event.metadata(["dependency": "\(service)", "suppressed": "\(suppressed)"]),
+                file: file, function: function, line: line)
+        }
+        guard admitted else { return }
+        log(state, category, level, message(), metadata: event.metadata(metadata()), file: file, function: function, line: line)
+    }
+}
