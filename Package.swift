@@ -113,7 +113,7 @@ let package = Package(
         // The probe: plain sockets, no Foundation and no NIO, so it starts fast. It reads answers with
         // the daemon's own parser and health states.
         .executableTarget(name: "weave-health", dependencies: ["WeaveHealth", "WeavePrometheus", "WeaveSupport"]),
-        .testTarget(name: "WeaveHealthProbeTests", dependencies: ["weave-health", "WeaveTestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "WeaveHealthProbeTests", dependencies: ["weave-health", "WeaveHealth", "WeavePrometheus", "WeaveTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "WeaveDITests", dependencies: ["WeaveDI"]),
         // What the test targets share: long synchronous work on a thread of its own.
         .target(name: "WeaveTestSupport", path: "Tests/WeaveTestSupport"),

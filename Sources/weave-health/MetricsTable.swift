@@ -1,3 +1,5 @@
+import WeaveHealth
+import WeavePrometheus
 import WeaveSupport
 
 /// `weave-health top`: the slowest services by resolve time, from a `/metrics` text exposition.
@@ -14,10 +16,11 @@ struct MetricsTable {
 
     var rows: [Row]
 
-    /// Reads the weave_* families of a Prometheus text exposition (0.0.4 or OpenMetrics). From a
-    /// daemon that aggregates applications, a service is `<app>/<service>`, and the daemon's own
-    /// (its check objects, without an `app` label) are left out unless `includeOwn`.
-    init(exposition: String, includeOwn: Bool = false) {
+    /// Reads the weave_* families of a Prometheus text exposition (0.0.4 or OpenMetrics), checked by
+    /// the daemon's own parser: an exposition Prometheus would reject is refused whole. From a daemon
+    /// that aggregates applications, a service is `<app>/<service>`, and the daemon's own (its check
+    /// objects, without an `app` label) are left out unless `includeOwn`.
+    init(exposition: [UInt8], includeOwn: Bool = false) throws(ExpositionParser.Failure) {
         var byService: [String: Row] = [:]
         var buckets: [String: [Double: Double]] = [:] // service → le → cumulative count (paths summed)
         // service → the quantiles its process computed from its finer buckets (within 7.5 %), preferred
@@ -25,10 +28,11 @@ struct MetricsTable {
         func row(_ service: String) -> Row { byService[service] ?? Row(service: service) }
         var own: Set<String> = [] // services without an `app` label: the daemon's own, when others have one
         var aggregated = false
-        for line in exposition.split(separator: "\n") where !line.hasPrefix("#") {
-            guard let sample = Sample(line), var service = sample.labels["dependency"] ?? sample.labels["check"] else { continue }
+        let families = try ExpositionParser.parse(exposition).filter { $0.name.hasPrefix("weave_") }
+        for sample in families.flatMap(\.preformatted.samples) {
+            guard var service = (sample.labels["dependency"] ?? sample.labels["check"])?.printable else { continue }
             if let app = sample.labels["app"] {
-                service = app + "/" + service
+                service = app.printable + "/" + service
                 aggregated = true
             } else {
                 own.insert(service)
@@ -108,7 +112,7 @@ struct MetricsTable {
         for row in shown {
             let figures = [Self.count(row.resolutions), Self.duration(row.p50), Self.duration(row.p99), Self.count(row.errors), Self.count(row.slow)]
             var health = row.health ?? "-"
-            if color, let state = row.health { health = (CheckResult.State(word: state) ?? .fail).paint(state) }
+            if color, let state = row.health { health = (HealthState(rawValue: state) ?? .unhealthy).paint(state) }
             text += row.service.padding(to: width) + "  " + figures.map { $0.leftPadded(to: 9) }.joined(separator: " ") + "  \(health)\n"
         }
         if rows.count > limit { text += "… \(rows.count - limit) more (--limit)\n" }
@@ -136,54 +140,6 @@ struct MetricsTable {
     private static func oneDecimal(_ value: Double) -> String {
         let tenths = Int64((value * 10).rounded())
         return "\(tenths / 10).\(tenths % 10)"
-    }
-}
-
-/// One sample line of the text exposition: `name{label="value",…} value [timestamp]`.
-struct Sample {
-    var name: String
-    var labels: [String: String] = [:]
-    var value: Double
-
-    init?(_ line: Substring) {
-        var index = line.startIndex
-        while index < line.endIndex, line[index] != "{", line[index] != " " { index = line.index(after: index) }
-        name = String(line[line.startIndex..<index])
-        if index < line.endIndex, line[index] == "{" {
-            index = line.index(after: index)
-            while index < line.endIndex, line[index] != "}" {
-                guard let equals = line[index...].firstIndex(of: "="), line.index(after: equals) < line.endIndex,
-                      line[line.index(after: equals)] == "\"" else { return nil }
-                let key = String(line[index..<equals]).trimmingWhitespace()
-                var cursor = line.index(equals, offsetBy: 2)
-                var value = ""
-                while cursor < line.endIndex, line[cursor] != "\"" {
-                    if line[cursor] == "\\", line.index(after: cursor) < line.endIndex {
-                        cursor = line.index(after: cursor)
-                        value.append(line[cursor] == "n" ? "\n" : line[cursor])
-                    } else {
-                        value.append(line[cursor])
-                    }
-                    cursor = line.index(after: cursor)
-                }
-                guard cursor < line.endIndex else { return nil }
-                labels[key] = value.printable
-                index = line.index(after: cursor)
-                if index < line.endIndex, line[index] == "," { index = line.index(after: index) }
-            }
-            guard index < line.endIndex else { return nil }
-            index = line.index(after: index)
-        }
-        let rest = line[index...].split(separator: " ")
-        guard let first = rest.first else { return nil }
-        switch first {
-        case "+Inf": value = .infinity
-        case "-Inf": value = -.infinity
-        case "NaN": value = .nan
-        default:
-            guard let number = Double(first) else { return nil }
-            value = number
-        }
     }
 }
 

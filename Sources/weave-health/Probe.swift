@@ -1,3 +1,4 @@
+import WeaveHealth
 import WeaveSupport
 
 /// One probe: asks the daemon what `options` says, prints the answer in the chosen output, and
@@ -32,14 +33,14 @@ enum Probe {
 
     private static func ask(_ http: HTTPProbe, _ mode: ProbeOptions.Mode, target: ProbeTarget,
                             start: ContinuousClock.Instant) throws(ProbeError) -> (ProbeReport, HealthDocument?) {
-        func report(_ state: CheckResult.State, _ checks: [CheckResult], summary: String? = nil) -> ProbeReport {
+        func report(_ state: HealthState, _ checks: [CheckResult], summary: String? = nil) -> ProbeReport {
             ProbeReport(state: state, checks: checks, summary: summary ?? ProbeReport.summarize(state, checks), target: target,
                         elapsed: ContinuousClock.now - start)
         }
         switch mode {
         case .connectOnly:
             try http.connectOnly()
-            return (report(.pass, [], summary: "accepts connections"), nil)
+            return (report(.healthy, [], summary: "accepts connections"), nil)
         case .live, .ready:
             let path = mode == .live ? "/livez?verbose" : "/readyz?verbose"
             let reply = try http.get(path, accept: "text/plain")
@@ -49,10 +50,10 @@ enum Probe {
                 guard line.hasPrefix("[+]") || line.hasPrefix("[-]") else { continue }
                 let words = line.dropFirst(3).split(separator: " ", maxSplits: 1)
                 guard let name = words.first else { continue }
-                checks.append(CheckResult(name: String(name), state: line.hasPrefix("[+]") ? .pass : .fail,
+                checks.append(CheckResult(name: String(name), state: line.hasPrefix("[+]") ? .healthy : .unhealthy,
                                           output: line.hasPrefix("[-]") && words.count > 1 ? String(words[1]) : nil))
             }
-            let state: CheckResult.State = reply.status == 200 ? .pass : .fail
+            let state: HealthState = reply.status == 200 ? .healthy : .unhealthy
             return (report(state, checks, summary: "\(mode == .live ? "live" : "ready"): " + ProbeReport.summarize(state, checks)), nil)
         case .overall, .checks:
             let reply = try http.get("/health", accept: "application/health+json")
@@ -63,15 +64,15 @@ enum Probe {
             // Fail closed: an answer whose HTTP status is not a success is never healthy, whatever its body says.
             let success = (200..<300).contains(reply.status)
             guard case .checks(let names) = mode else {
-                guard success || document.status == .fail else {
-                    return (report(.fail, document.checks, summary: "HTTP \(reply.status) with a body that says \(document.status.word)"), document)
+                guard success || document.status == .unhealthy else {
+                    return (report(.unhealthy, document.checks, summary: "HTTP \(reply.status) with a body that says \(document.status.rawValue)"), document)
                 }
                 return (report(document.status, document.checks), document)
             }
             let unknown = names.filter { name in !document.checks.contains { $0.name == name } }
             guard unknown.isEmpty else { throw .unknownChecks(unknown, known: document.checks.map(\.name)) }
             let selected = names.compactMap { name in document.checks.first { $0.name == name } }
-            return (report(selected.map(\.state).max() ?? .pass, selected), document)
+            return (report(selected.map(\.state).max() ?? .healthy, selected), document)
         }
     }
 
@@ -97,8 +98,8 @@ enum Probe {
                 return text + (text.trimmingWhitespace().hasSuffix("{") ? "" : ",") + probe + "}"
             }
         }
-        let checks = report.checks.map { "\(JSONText.quoted($0.name + ":status")):[{\"status\":\"\($0.state.rawValue)\"}]" }
-        return "{\"status\":\"\(report.state.rawValue)\",\"output\":\(JSONText.quoted(report.summary)),\"checks\":{\(checks.joined(separator: ","))},\(probe)}"
+        let checks = report.checks.map { "\(JSONText.quoted($0.name + ":status")):[{\"status\":\"\($0.state.ietfStatus)\"}]" }
+        return "{\"status\":\"\(report.state.ietfStatus)\",\"output\":\(JSONText.quoted(report.summary)),\"checks\":{\(checks.joined(separator: ","))},\(probe)}"
     }
 
     static func probeJSON(_ target: ProbeTarget, _ elapsed: Duration, exitCode: Int32) -> String {

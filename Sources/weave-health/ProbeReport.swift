@@ -1,9 +1,10 @@
+import WeaveHealth
 import WeaveSupport
 
 /// What a probe found, and how each output mode says it.
 struct ProbeReport {
     /// The verdict over what was asked (the whole daemon, or the named checks).
-    var state: CheckResult.State
+    var state: HealthState
     /// The checks shown, one line each.
     var checks: [CheckResult]
     /// A one-line summary for people, e.g. "1 of 12 unhealthy: disk-root (3% free)".
@@ -14,15 +15,15 @@ struct ProbeReport {
     /// Docker/Kubernetes: 0 for pass and warn (warn is 1 with `strict`), 1 otherwise.
     func exitCode(strict: Bool) -> Int32 {
         switch state {
-        case .pass: 0
-        case .warn: strict ? 1 : 0
-        case .fail: 1
+        case .healthy: 0
+        case .degraded: strict ? 1 : 0
+        case .unhealthy: 1
         }
     }
 
-    static func summarize(_ state: CheckResult.State, _ checks: [CheckResult]) -> String {
-        let failing = checks.filter { $0.state == .fail }
-        let warning = checks.filter { $0.state == .warn }
+    static func summarize(_ state: HealthState, _ checks: [CheckResult]) -> String {
+        let failing = checks.filter { $0.state == .unhealthy }
+        let warning = checks.filter { $0.state == .degraded }
         func names(_ list: [CheckResult]) -> String {
             list.map { check in check.output.map { "\(check.name) (\($0))" } ?? check.name }.joined(separator: ", ")
         }
@@ -30,7 +31,7 @@ struct ProbeReport {
         if !failing.isEmpty { parts.append("\(failing.count) of \(checks.count) unhealthy: \(names(failing))") }
         if !warning.isEmpty { parts.append("\(warning.count) of \(checks.count) degraded: \(names(warning))") }
         if parts.isEmpty {
-            return checks.isEmpty ? "daemon \(state.word)"
+            return checks.isEmpty ? "daemon \(state.rawValue)"
                 : "\(checks.count) of \(checks.count) healthy"
         }
         return parts.joined(separator: "; ")
@@ -86,12 +87,12 @@ struct ProbeReport {
 
     /// One line per check, coloured when `color`.
     func humanText(color: Bool) -> String {
-        func paint(_ text: String, _ state: CheckResult.State) -> String { color ? state.paint(text) : text }
-        var text = "\(paint(state.word, state)): \(summary) (\(target), \(Self.decimal((elapsed.totalSeconds * 10_000).rounded() / 10)) ms)\n"
+        func paint(_ text: String, _ state: HealthState) -> String { color ? state.paint(text) : text }
+        var text = "\(paint(state.rawValue, state)): \(summary) (\(target), \(Self.decimal((elapsed.totalSeconds * 10_000).rounded() / 10)) ms)\n"
         let width = checks.map(\.name.count).max() ?? 0
         for check in checks {
-            let mark = check.state == .pass ? "✔" : check.state == .warn ? "!" : "✘"
-            var line = "  \(paint(mark, check.state)) \(check.name.padding(to: width))  \(paint(check.state.word.padding(to: 9), check.state))"
+            let mark = check.state == .healthy ? "✔" : check.state == .degraded ? "!" : "✘"
+            var line = "  \(paint(mark, check.state)) \(check.name.padding(to: width))  \(paint(check.state.rawValue.padding(to: 9), check.state))"
             if let value = check.observedValue { line += "  " + Self.humanValue(value, unit: check.observedUnit) }
             if let output = check.output { line += "  \(output)" }
             text += line.trimmingWhitespace() + "\n"

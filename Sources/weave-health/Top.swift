@@ -5,30 +5,37 @@ import WeaveSupport
 enum Top {
     static func run(_ options: ProbeOptions, target: ProbeTarget, color: Bool) -> Int32 {
         while true {
-            let text: String
+            let text: [UInt8]
             let source: String
             if let file = options.metricsFile {
                 guard let contents = ProbeOptions.read(file) else {
                     write("weave-health: cannot read \(file)\n", to: 2)
                     return 1
                 }
-                (text, source) = (contents, file)
+                (text, source) = (Array(contents.utf8), file)
             } else {
                 let http = HTTPProbe(target: target, connectTimeout: options.connectTimeout,
                                      deadline: ContinuousClock.now + options.timeout)
                 do {
                     let reply = try http.get("/metrics", accept: "text/plain;version=0.0.4")
                     guard reply.status == 200 else { throw ProbeError.badResponse("HTTP \(reply.status) from /metrics") }
-                    (text, source) = (String(decoding: reply.body, as: UTF8.self), target.description)
+                    (text, source) = (reply.body, target.description)
                 } catch {
                     if options.watch == nil {
                         write("weave-health: \(error) (\(target))\n", to: 2)
                         return 1
                     }
-                    (text, source) = ("", "\(target): \(error)")
+                    (text, source) = ([], "\(target): \(error)")
                 }
             }
-            let table = MetricsTable(exposition: text, includeOwn: options.includeOwn).render(source: source, limit: options.limit, color: color)
+            let table: String
+            do {
+                table = try MetricsTable(exposition: text, includeOwn: options.includeOwn).render(source: source, limit: options.limit, color: color)
+            } catch {
+                write("weave-health: \(source) is not a valid exposition: \(error)\n", to: 2)
+                guard options.watch != nil else { return 1 }
+                table = "weave-health top - \(source): not a valid exposition: \(error)\n"
+            }
             guard let interval = options.watch else {
                 write(table, to: 1)
                 return 0

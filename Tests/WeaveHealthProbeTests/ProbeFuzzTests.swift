@@ -33,7 +33,7 @@ import WeaveTestSupport
                 guard let reply = try? HTTPReply.parse(candidate, complete: complete) else { continue }
                 _ = JSONValue.parse(reply.body)
                 _ = try? HealthDocument(reply.body)
-                for line in String(decoding: reply.body, as: UTF8.self).split(separator: "\n") { _ = Sample(line) }
+                _ = try? MetricsTable(exposition: reply.body)
             }
         }
         for length in 0...bytes.count { attempt(Array(bytes[..<length])) }

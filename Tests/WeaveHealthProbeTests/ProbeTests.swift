@@ -1,6 +1,7 @@
 import Testing
 @testable import weave_health
 import WeaveHealth
+import WeavePrometheus
 import WeaveSupport
 
 @Suite struct ProbeTests {
@@ -87,27 +88,27 @@ import WeaveSupport
     }
 
     private func report(_ checks: [CheckResult]) -> ProbeReport {
-        let state = checks.map(\.state).max() ?? .pass
+        let state = checks.map(\.state).max() ?? .healthy
         return ProbeReport(state: state, checks: checks, summary: ProbeReport.summarize(state, checks),
                            target: .daemonDefault, elapsed: .milliseconds(4))
     }
 
     @Test func exitCodes() {
-        let degraded = report([CheckResult(name: "disk", state: .warn, output: "9% free")])
+        let degraded = report([CheckResult(name: "disk", state: .degraded, output: "9% free")])
         #expect(degraded.exitCode(strict: false) == 0)
         #expect(degraded.exitCode(strict: true) == 1)
         #expect(degraded.nagiosCode == 1)
-        #expect(report([CheckResult(name: "db", state: .fail)]).exitCode(strict: false) == 1)
-        #expect(report([CheckResult(name: "db", state: .fail)]).nagiosCode == 2)
+        #expect(report([CheckResult(name: "db", state: .unhealthy)]).exitCode(strict: false) == 1)
+        #expect(report([CheckResult(name: "db", state: .unhealthy)]).nagiosCode == 2)
     }
 
     /// Nagios plugin output: `SERVICE STATUS - text | perfdata`, perfdata being
     /// `'label'=value[UOM];[warn];[crit];[min];[max]` separated by spaces, then long output.
     @Test func nagiosOutputFollowsThePluginGrammar() throws {
         let text = report([
-            CheckResult(name: "disk-root", state: .fail, output: "3% free", observedValue: 3, observedUnit: "%"),
-            CheckResult(name: "it's", state: .pass, observedValue: 0.25, observedUnit: "s"),
-            CheckResult(name: "exec", state: .pass, observedValue: 0, observedUnit: "exit"),
+            CheckResult(name: "disk-root", state: .unhealthy, output: "3% free", observedValue: 3, observedUnit: "%"),
+            CheckResult(name: "it's", state: .healthy, observedValue: 0.25, observedUnit: "s"),
+            CheckResult(name: "exec", state: .healthy, observedValue: 0, observedUnit: "exit"),
         ]).nagiosText
         let lines = text.split(separator: "\n")
         #expect(lines[0].hasPrefix("WEAVE HEALTH CRITICAL - 1 of 3 unhealthy: disk-root (3% free) | "))
@@ -121,10 +122,10 @@ import WeaveSupport
 
     @Test func peopleReadDurationsInTheirScale() {
         let text = report([
-            CheckResult(name: "self-port", state: .pass, observedValue: 0.000688752, observedUnit: "s"),
-            CheckResult(name: "slow", state: .warn, observedValue: 1.25, observedUnit: "s"),
-            CheckResult(name: "disk-root", state: .pass, observedValue: 28.9, observedUnit: "%"),
-            CheckResult(name: "exec", state: .pass, observedValue: 0, observedUnit: "exit"),
+            CheckResult(name: "self-port", state: .healthy, observedValue: 0.000688752, observedUnit: "s"),
+            CheckResult(name: "slow", state: .degraded, observedValue: 1.25, observedUnit: "s"),
+            CheckResult(name: "disk-root", state: .healthy, observedValue: 28.9, observedUnit: "%"),
+            CheckResult(name: "exec", state: .healthy, observedValue: 0, observedUnit: "exit"),
         ]).humanText(color: false)
         let values = text.split(separator: "\n").dropFirst().map { $0.split(separator: " ").suffix(2).joined(separator: " ") }
         #expect(values == ["healthy 688.8µs", "degraded 1.3s", "healthy 28.9%", "0 exit"], "\(text)")
@@ -133,7 +134,7 @@ import WeaveSupport
     @Test func jsonModeAddsTheProbeToTheDocument() throws {
         let raw = Array(#"{"status":"warn","checks":{"disk:status":[{"status":"warn","output":"low"}]}}"#.utf8)
         let document = try HealthDocument(raw)
-        #expect(document.checks == [CheckResult(name: "disk", state: .warn, output: "low")])
+        #expect(document.checks == [CheckResult(name: "disk", state: .degraded, output: "low")])
         let text = Probe.json(report(document.checks), document, exitCode: 0)
         let parsed = try #require(JSONValue.parse(Array(text.utf8)))
         #expect(parsed["status"] == .string("warn"))
@@ -143,7 +144,7 @@ import WeaveSupport
 
     @Test func topRendersACapturedMetricsFixture() throws {
         let path = "/" + #filePath.split(separator: "/").dropLast().joined(separator: "/") + "/Fixtures/metrics.txt"
-        let table = MetricsTable(exposition: try #require(ProbeOptions.read(path)))
+        let table = try MetricsTable(exposition: Array(try #require(ProbeOptions.read(path)).utf8))
         #expect(table.rows.map(\.service) == ["meh (HealthCheckable)", "disk-root (HealthCheckable)", "good (HealthCheckable)"])
         #expect(table.rows.map(\.health) == ["degraded", "healthy", "healthy"])
         #expect(table.rows.allSatisfy { $0.resolutions == 2 && $0.errors == 0 })
@@ -155,34 +156,55 @@ import WeaveSupport
 
     /// From a daemon that aggregates applications: their services as `<app>/<service>`, the daemon's
     /// own only with `--own`; a label that merely ends in `app` aggregates nothing.
-    @Test func topShowsApplicationsServicesAndTheDaemonsOwnOnRequest() {
+    @Test func topShowsApplicationsServicesAndTheDaemonsOwnOnRequest() throws {
         let exposition = """
+            # TYPE weave_resolutions counter
             weave_resolutions_total{dependency="disk-root"} 4
             weave_resolutions_total{app="orders",dependency="Database"} 7
             weave_resolutions_total{app="billing",webapp="x",dependency="Database"} 2
             """
-        #expect(Set(MetricsTable(exposition: exposition).rows.map(\.service)) == ["orders/Database", "billing/Database"])
-        #expect(Set(MetricsTable(exposition: exposition, includeOwn: true).rows.map(\.service))
+        #expect(Set(try MetricsTable(exposition: Array(exposition.utf8)).rows.map(\.service)) == ["orders/Database", "billing/Database"])
+        #expect(Set(try MetricsTable(exposition: Array(exposition.utf8), includeOwn: true).rows.map(\.service))
             == ["orders/Database", "billing/Database", "disk-root"])
-        let unlabelled = "weave_resolutions_total{webapp=\"x\",dependency=\"disk-root\"} 4\n"
-        #expect(MetricsTable(exposition: unlabelled).rows.map(\.service) == ["disk-root"])
+        let unlabelled = "# TYPE weave_resolutions counter\nweave_resolutions_total{webapp=\"x\",dependency=\"disk-root\"} 4\n"
+        #expect(try MetricsTable(exposition: Array(unlabelled.utf8)).rows.map(\.service) == ["disk-root"])
+    }
+
+    /// `top` reads with the daemon's own parser: an exposition Prometheus would reject (here a series
+    /// given twice) is refused whole, with the line, rather than shown in part.
+    @Test func topRefusesAnInvalidExposition() {
+        let twice = """
+            # TYPE weave_resolutions counter
+            weave_resolutions_total{dependency="Database"} 4
+            weave_resolutions_total{dependency="Database"} 5
+
+            """
+        #expect(throws: ExpositionParser.Failure.self) { try MetricsTable(exposition: Array(twice.utf8)) }
     }
 
     /// The quantiles the application computed from its finer buckets win over interpolating the
     /// exported ones: a steady 50.1 ms factory read 75 ms (p50) and 99.5 ms (p99) from 1-5-10 buckets.
-    @Test func topPrefersTheApplicationsOwnQuantiles() {
+    @Test func topPrefersTheApplicationsOwnQuantiles() throws {
         let exposition = """
+            # TYPE weave_resolutions counter
             weave_resolutions_total{app="orders",dependency="ReportBuilder"} 40
+            # TYPE weave_resolve_duration_seconds histogram
             weave_resolve_duration_seconds_bucket{app="orders",dependency="ReportBuilder",path="factory",le="0.047"} 0
             weave_resolve_duration_seconds_bucket{app="orders",dependency="ReportBuilder",path="factory",le="0.056"} 40
             weave_resolve_duration_seconds_bucket{app="orders",dependency="ReportBuilder",path="factory",le="+Inf"} 40
-            weave_resolve_latency_seconds{app="orders",dependency="ReportBuilder",quantile="0.5"} 0.0505
-            weave_resolve_latency_seconds{app="orders",dependency="ReportBuilder",quantile="0.99"} 0.0507
+            weave_resolve_duration_seconds_sum{app="orders",dependency="ReportBuilder",path="factory"} 2.02
+            weave_resolve_duration_seconds_count{app="orders",dependency="ReportBuilder",path="factory"} 40
             weave_resolve_duration_seconds_bucket{app="orders",dependency="Old",path="factory",le="0.047"} 0
             weave_resolve_duration_seconds_bucket{app="orders",dependency="Old",path="factory",le="0.056"} 10
             weave_resolve_duration_seconds_bucket{app="orders",dependency="Old",path="factory",le="+Inf"} 10
+            weave_resolve_duration_seconds_sum{app="orders",dependency="Old",path="factory"} 0.515
+            weave_resolve_duration_seconds_count{app="orders",dependency="Old",path="factory"} 10
+            # TYPE weave_resolve_latency_seconds summary
+            weave_resolve_latency_seconds{app="orders",dependency="ReportBuilder",quantile="0.5"} 0.0505
+            weave_resolve_latency_seconds{app="orders",dependency="ReportBuilder",quantile="0.99"} 0.0507
+
             """
-        let rows = Dictionary(uniqueKeysWithValues: MetricsTable(exposition: exposition).rows.map { ($0.service, $0) })
+        let rows = Dictionary(uniqueKeysWithValues: try MetricsTable(exposition: Array(exposition.utf8)).rows.map { ($0.service, $0) })
         #expect(rows["orders/ReportBuilder"]?.p50 == 0.0505 && rows["orders/ReportBuilder"]?.p99 == 0.0507)
         #expect(abs((rows["orders/Old"]?.p50 ?? 0) - 0.0515) < 1e-9, "no quantiles: the buckets, interpolated")
     }

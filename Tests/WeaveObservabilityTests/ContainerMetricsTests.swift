@@ -63,4 +63,31 @@ import WeaveObservability
         #expect(ResolveBuckets("99999999999999999999999") == nil)
         #expect(ResolveBuckets("some") == nil)
     }
+
+    @Test func containerFamiliesCarryStatistics() {
+        let container = Container()
+        container.register("db", Int.self) { 1 }
+        _ = container.resolve("db", Int.self)
+        let rendered = String(decoding: Exposition.render(ContainerMetrics.families(container.statistics()), format: .prometheusText),
+                              as: UTF8.self)
+        #expect(rendered.contains("weave_resolutions_total{dependency=\"db (Int)\"} 1\n"))
+        #expect(rendered.contains("weave_resolve_duration_seconds_bucket{dependency=\"db (Int)\",path=\"factory\",le=\"+Inf\"} 1\n"))
+        #expect(rendered.contains("weave_resolve_duration_seconds_count{dependency=\"db (Int)\",path=\"factory\"} 1\n"))
+        #expect(rendered.contains("weave_registrations{scope=\"transient\"} 1\n"))
+    }
+
+    @Test func expositionTextSkipsTheFamiliesItDoesNotOwn() async {
+        let text = "# HELP weave_resolutions_total Copy.\n# TYPE weave_resolutions_total counter\nweave_resolutions_total{service=\"X\"} 1\n"
+            + "# HELP orders_requests_total Requests.\n# TYPE orders_requests_total counter\norders_requests_total 7\n"
+        let collector = ExpositionText { Array(text.utf8) }
+        let families = await collector.collect()
+        #expect(families.map(\.name) == ["orders_requests"])
+        #expect(families[0].help == "Requests.")
+        let helpless = ExpositionText(help: ["b": "B."]) { Array("# TYPE a gauge\na 1\n# TYPE b gauge\nb 2\n".utf8) }
+        #expect(await helpless.collect().map(\.help) == ["a, as the application's own metrics registry exports it (it gave no help text).", "B."])
+        #expect(collector.lastFailure == nil)
+        let broken = ExpositionText { Array("orders 1\n".utf8) }
+        #expect(await broken.collect().isEmpty)
+        #expect(broken.lastFailure?.line == 1)
+    }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import WeaveObservability
 @testable import WeavePrometheus
 
 @Suite struct ExpositionParserTests {
@@ -264,18 +263,25 @@ import WeaveObservability
         #expect(text == "# HELP up Other help.\n# TYPE up gauge\nup{app=\"b\"} 0\nup{app=\"a\"} 1\n")
     }
 
-    @Test func expositionTextSkipsTheFamiliesItDoesNotOwn() async {
-        let text = "# HELP weave_resolutions_total Copy.\n# TYPE weave_resolutions_total counter\nweave_resolutions_total{service=\"X\"} 1\n"
-            + "# HELP orders_requests_total Requests.\n# TYPE orders_requests_total counter\norders_requests_total 7\n"
-        let collector = ExpositionText { Array(text.utf8) }
-        let families = await collector.collect()
-        #expect(families.map(\.name) == ["orders_requests"])
-        #expect(families[0].help == "Requests.")
-        let helpless = ExpositionText(help: ["b": "B."]) { Array("# TYPE a gauge\na 1\n# TYPE b gauge\nb 2\n".utf8) }
-        #expect(await helpless.collect().map(\.help) == ["a, as the application's own metrics registry exports it (it gave no help text).", "B."])
-        #expect(collector.lastFailure == nil)
-        let broken = ExpositionText { Array("orders 1\n".utf8) }
-        #expect(await broken.collect().isEmpty)
-        #expect(broken.lastFailure?.line == 1)
+    /// The lines the parser accepted decode back to names, unescaped labels and values.
+    @Test func acceptedLinesDecodeToSamples() throws {
+        let text = """
+            # TYPE weave_x counter
+            weave_x_total{dependency="a \\\"b\\\" \\\\ c\\nd",kind="x"} 3 1700000000000
+            weave_x_total 1e3
+            # TYPE weave_h histogram
+            weave_h_bucket{le="+Inf"} 2
+            weave_h_sum 0.5
+            weave_h_count 2
+
+            """
+        let families = try ExpositionParser.parse(Array(text.utf8), adding: [("app", "orders")])
+        #expect(families.flatMap(\.preformatted.samples) == [
+            ExpositionSample(name: "weave_x_total", labels: ["app": "orders", "dependency": "a \"b\" \\ c\nd", "kind": "x"], value: 3),
+            ExpositionSample(name: "weave_x_total", labels: ["app": "orders"], value: 1_000),
+            ExpositionSample(name: "weave_h_bucket", labels: ["app": "orders", "le": "+Inf"], value: 2),
+            ExpositionSample(name: "weave_h_sum", labels: ["app": "orders"], value: 0.5),
+            ExpositionSample(name: "weave_h_count", labels: ["app": "orders"], value: 2),
+        ])
     }
 }

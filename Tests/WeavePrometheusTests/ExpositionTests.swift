@@ -1,6 +1,4 @@
 import Testing
-import WeaveDI
-import WeaveObservability
 @testable import WeavePrometheus
 
 @Suite struct ExpositionTests {
@@ -82,18 +80,6 @@ import WeaveObservability
         #expect(Exposition.Format.negotiate(
             accept: "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1") == .openMetrics)
         #expect(Exposition.Format.negotiate(accept: "application/openmetrics-text;q=0, text/plain") == .prometheusText)
-    }
-
-    @Test func containerFamiliesCarryStatistics() {
-        let container = Container()
-        container.register("db", Int.self) { 1 }
-        _ = container.resolve("db", Int.self)
-        let rendered = String(decoding: Exposition.render(ContainerMetrics.families(container.statistics()), format: .prometheusText),
-                              as: UTF8.self)
-        #expect(rendered.contains("weave_resolutions_total{dependency=\"db (Int)\"} 1\n"))
-        #expect(rendered.contains("weave_resolve_duration_seconds_bucket{dependency=\"db (Int)\",path=\"factory\",le=\"+Inf\"} 1\n"))
-        #expect(rendered.contains("weave_resolve_duration_seconds_count{dependency=\"db (Int)\",path=\"factory\"} 1\n"))
-        #expect(rendered.contains("weave_registrations{scope=\"transient\"} 1\n"))
     }
 
     @Test func processFamiliesAreRead() {
