@@ -11,8 +11,8 @@ import WeavePrometheus
 import WeaveSupport
 
 /// What an application serves so that weave-healthd (or anyone allowed) can see inside it: its
-/// container's statistics and its health checks, at `/metrics`, `/health`, `/livez`, `/readyz` and
-/// `/dependencies` (its slowest dependencies, for the daemon's status page).
+/// container's statistics and its health checks, at the routes of `HealthRoute.all` (`/metrics`,
+/// `/health`, the probes, and `/dependencies` for the daemon's status page).
 /// One `Service` for the application's `ServiceGroup`: it runs the health checks (one round, then
 /// readiness passes, then on their intervals) and the endpoint's server, until graceful shutdown.
 ///

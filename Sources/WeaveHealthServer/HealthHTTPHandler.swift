@@ -112,7 +112,7 @@ final class HealthHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func answer(_ context: ChannelHandlerContext, _ pending: Pending) {
-        if probesOnly && !(pending.request.path == "/livez" || pending.request.path.hasPrefix("/readyz")) {
+        if probesOnly && HealthRoute.route(for: pending.request.path)?.isProbe != true {
             var response = HealthResponse(status: 503, contentType: "text/plain; charset=utf-8",
                                           text: "too many connections; only /livez and /readyz are answered now\n")
             response.headers.append(("Retry-After", "1"))

@@ -5,8 +5,7 @@ import WeaveObservability
 import WeavePrometheus
 import WeaveSupport
 
-/// The endpoints: `/`, `/metrics`, `/health`, `/livez`, `/readyz`, `/readyz/<name>` and, with
-/// statistics, `/dependencies`. Separate from the server core, as a router in Hummingbird is, so any
+/// Answers the endpoints of `HealthRoute.all` (`/dependencies` only with statistics). Separate from the server core, as a router in Hummingbird is, so any
 /// server can embed it.
 public struct HealthRouter: Sendable {
     private let current: Locked<HealthServerConfiguration>
@@ -50,36 +49,36 @@ public struct HealthRouter: Sendable {
         }
     }
 
-    static let endpoints = ["/", "/metrics", "/health", "/livez", "/readyz"]
+    /// What a framework adapter mounts in an application's router, at each route's `components`
+    /// (`**`: one or more further components) for its `methods`: every route of `HealthRoute.all`
+    /// but `/`, which is the application's.
+    public static let mountedRoutes: [HealthRoute] = HealthRoute.all.filter(\.isMounted)
 
-    /// What a framework adapter mounts in an application's router, as path components (`**`: any
-    /// rest of the path), each for GET and HEAD: every endpoint but `/`, which is the application's.
-    public static let mountedPaths: [[String]] = [["metrics"], ["health"], ["livez"], ["readyz"], ["readyz", "**"], ["dependencies"]]
-
-    /// Answers `request`; paths outside the listener's `role` are 404.
+    /// Answers `request` from `HealthRoute.all`; paths outside the listener's `role` are 404.
     public func handle(_ request: HealthRequest, role: ListenerRole = .all) async -> HealthResponse {
-        let known = Self.endpoints.contains(request.path) || request.path.hasPrefix("/readyz/")
-            || (request.path == "/dependencies" && statistics != nil)
-        guard known, role.serves(request.path) else { return text(404, "not found: \(request.path)\n") }
-        guard request.method == "GET" || request.method == "HEAD" else {
+        guard let route = HealthRoute.route(for: request.path), route.handler != .dependencies || statistics != nil,
+              route.roles.contains(role) else {
+            return text(404, "not found: \(request.path)\n")
+        }
+        guard route.methods.contains(request.method) else {
             var response = text(405, "method not allowed\n")
-            response.headers.append(("Allow", "GET, HEAD"))
+            response.headers.append(("Allow", route.methods.joined(separator: ", ")))
             return response
         }
         var response: HealthResponse
-        switch request.path {
-        case "/":
+        switch route.handler {
+        case .page:
             if let statusPage {
                 response = await statusPage.render(request, details: showsDetails(request, configuration))
             } else {
                 response = await landingPage()
             }
-        case "/dependencies": response = dependencies(request)
-        case "/metrics": response = await metrics(request)
-        case "/health": response = await health(request)
-        case "/livez": response = await livez(request)
-        case "/readyz": response = await readyz(request)
-        default: response = await readyzSingle(String(request.path.dropFirst("/readyz/".count)))
+        case .dependencies: response = dependencies(request)
+        case .metrics: response = await metrics(request)
+        case .health: response = await health(request)
+        case .livez: response = await livez(request)
+        case .readyz: response = await readyz(request)
+        case .readyzOne: response = await readyzSingle(String(request.path.dropFirst("/readyz/".count)))
         }
         response.headers.append(("Cache-Control", "no-store"))
         if request.method == "HEAD" {
@@ -248,6 +247,12 @@ public struct HealthRouter: Sendable {
             let state = report.checks[name]!.status.state.rawValue
             rows += "<tr><td>\(HTML.escape(name))</td><td class=\"\(state)\">\(state)</td></tr>\n"
         }
+        var links = ""
+        for route in HealthRoute.all where route.isMounted && !route.components.contains("**")
+            && (route.handler != .dependencies || statistics != nil) {
+            let href = route.path + (route.isProbe ? "?verbose" : "")
+            links += "<li><a href=\"\(href)\">\(route.path)</a>: \(route.formats.joined(separator: ", "))</li>\n"
+        }
         let page = """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><title>\(HTML.escape(identity.serviceID))</title>
@@ -256,10 +261,7 @@ public struct HealthRouter: Sendable {
             <h1>\(HTML.escape(identity.serviceID))</h1>
             <p>Overall: <strong class="\(report.aggregate.rawValue)">\(report.aggregate.rawValue)</strong> · version \(HTML.escape(identity.version))</p>
             <ul>
-            <li><a href="/metrics">/metrics</a>: Prometheus metrics (OpenMetrics on request)</li>
-            <li><a href="/health">/health</a>: health+json</li>
-            <li><a href="/livez?verbose">/livez</a>, <a href="/readyz?verbose">/readyz</a>: Kubernetes probes</li>
-            </ul>
+            \(links)</ul>
             <table><tr><th>check</th><th>state</th></tr>
             \(rows)</table>
             </body></html>

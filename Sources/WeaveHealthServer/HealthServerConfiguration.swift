@@ -29,25 +29,17 @@ public enum Listener: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Which endpoints a listener serves. Sockets passed by systemd pick theirs by
-/// `FileDescriptorName=`: `metrics` or `health`; any other name serves everything.
+/// Which endpoints a listener serves (each `HealthRoute` names its roles). Sockets passed by systemd
+/// pick theirs by `FileDescriptorName=`: `metrics` or `health`; any other name serves everything.
 public enum ListenerRole: String, Sendable {
     case all
-    /// `/` and `/metrics`.
+    /// What Prometheus scrapes: `/metrics`, and `/`.
     case metrics
-    /// `/`, `/health`, `/livez`, `/readyz` and `/readyz/<name>`.
+    /// Everything but `/metrics`.
     case health
 
     public init(fileDescriptorName: String) {
         self = ListenerRole(rawValue: fileDescriptorName) ?? .all
-    }
-
-    func serves(_ path: String) -> Bool {
-        switch self {
-        case .all: return true
-        case .metrics: return path == "/" || path == "/metrics"
-        case .health: return path != "/metrics"
-        }
     }
 }
 

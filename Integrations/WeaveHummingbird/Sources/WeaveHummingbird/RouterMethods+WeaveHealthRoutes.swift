@@ -4,17 +4,17 @@ import WeaveHealthServer
 
 extension RouterMethods {
     /// Mounts a `HealthRouter`'s endpoints (an `AppEndpoint`'s `router`) in this Hummingbird router:
-    /// `HealthRouter.mountedPaths` (`/metrics`, `/health`, `/livez`, `/readyz`, `/readyz/<check>`,
-    /// `/dependencies`), for GET and HEAD, with `?verbose` and `?exclude=` as on the endpoint's own socket.
+    /// `HealthRouter.mountedRoutes` (`/metrics`, `/health`, `/livez`, `/readyz`, `/readyz/<check>`,
+    /// `/dependencies`), for their methods, with `?verbose` and `?exclude=` as on the endpoint's own socket.
     ///
     /// ```swift
     /// router.addWeaveHealthRoutes(endpoint.router)
     /// ```
     @discardableResult
     public func addWeaveHealthRoutes(_ health: HealthRouter) -> Self {
-        for components in HealthRouter.mountedPaths {
-            let path = RouterPath("/" + components.joined(separator: "/"))
-            for method: HTTPRequest.Method in [.get, .head] {
+        for route in HealthRouter.mountedRoutes {
+            let path = RouterPath("/" + route.components.joined(separator: "/"))
+            for method in route.methods.compactMap(HTTPRequest.Method.init) {
                 on(path, method: method) { request, _ -> Response in
                     let headers = request.headers.map { ($0.name.rawName, $0.value) }
                     let answer = await health.handle(HealthRequest(method: request.method.rawValue, uri: request.uri.description,

@@ -3,9 +3,9 @@ import WeaveHealthServer
 
 extension RoutesBuilder {
     /// Mounts a `HealthRouter`'s endpoints (an `AppEndpoint`'s `router`) in this Vapor application
-    /// or route group: `HealthRouter.mountedPaths` (`/metrics`, `/health`, `/livez`, `/readyz`,
-    /// `/readyz/<check>`, `/dependencies`), with `?verbose` and `?exclude=` as on the endpoint's own
-    /// socket (HEAD is answered by Vapor from GET).
+    /// or route group: `HealthRouter.mountedRoutes` (`/metrics`, `/health`, `/livez`, `/readyz`,
+    /// `/readyz/<check>`, `/dependencies`), for their methods, with `?verbose` and `?exclude=` as on
+    /// the endpoint's own socket (Vapor answers HEAD from GET, so HEAD is not registered).
     ///
     /// ```swift
     /// app.addWeaveHealthRoutes(endpoint.router)
@@ -14,15 +14,18 @@ extension RoutesBuilder {
     /// The same name as the Hummingbird adapter's. `Application.addWeaveEndpoint(_:)` runs the
     /// endpoint itself (its checks and its socket) in the application's lifecycle.
     public func addWeaveHealthRoutes(_ health: HealthRouter) {
-        for components in HealthRouter.mountedPaths {
-            let path = components.map { PathComponent(stringLiteral: $0) }
-            on(.GET, path) { request async -> Response in
-                let headers = request.headers.map { ($0.name, $0.value) }
-                let answer = await health.handle(HealthRequest(method: request.method.rawValue, uri: request.url.string, headers: headers))
-                var fields = HTTPHeaders()
-                for (name, value) in answer.headers { fields.add(name: name, value: value) }
-                return Response(status: HTTPResponseStatus(statusCode: answer.status), headers: fields,
-                                body: Response.Body(buffer: answer.body))
+        for route in HealthRouter.mountedRoutes {
+            let path = route.components.map { PathComponent(stringLiteral: $0) }
+            for method in route.methods where method != "HEAD" {
+                on(HTTPMethod(rawValue: method), path) { request async -> Response in
+                    let headers = request.headers.map { ($0.name, $0.value) }
+                    let answer = await health.handle(HealthRequest(method: request.method.rawValue, uri: request.url.string,
+                                                                   headers: headers))
+                    var fields = HTTPHeaders()
+                    for (name, value) in answer.headers { fields.add(name: name, value: value) }
+                    return Response(status: HTTPResponseStatus(statusCode: answer.status), headers: fields,
+                                    body: Response.Body(buffer: answer.body))
+                }
             }
         }
     }
