@@ -1,6 +1,8 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Linux only (built and tested on Debian 12 with glibc): no `platforms:` are declared, since no Apple
+// platform builds; WeaveSupport and CMachine stop a build elsewhere with a message that says so.
 let package = Package(
     name: "WeaveDI",
     products: [

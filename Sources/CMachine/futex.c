@@ -1,5 +1,9 @@
 #include "CMachine.h"
 
+#if !defined(__linux__)
+#error "CMachine is Linux only: the futex system call"
+#endif
+
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>

@@ -1,5 +1,3 @@
-import WeaveSupport
-
 /// A value guarded by a pthread mutex. Used instead of `Mutex` off the hot path because
 /// ThreadSanitizer intercepts pthread mutexes, while `Mutex`'s contended path on Linux (a PI futex
 /// inside the runtime) hides its hand-over and makes TSan report races that are not there.

@@ -1,7 +1,6 @@
 import NIOCore
 import WeaveDI
 import WeaveHealth
-import WeaveMemoryPressure
 
 /// The options of one type of check, as `type:` names it in the configuration: its keys, how they
 /// are read (with positioned errors), and the check it makes. Each type lives in one file under
