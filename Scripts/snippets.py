@@ -19,7 +19,7 @@ GROUPS = {
         '.package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0")',
     ], [
         ("WeaveDI", "WeaveDI"), ("WeaveHealth", "WeaveDI"), ("WeavePrometheus", "WeaveDI"),
-        ("WeaveHealthServer", "WeaveDI"), ("WeaveSystemd", "WeaveDI"), ("WeaveAppEndpoint", "WeaveDI"),
+        ("WeaveObservability", "WeaveDI"), ("WeaveMemoryPressure", "WeaveDI"), ("WeaveHealthServer", "WeaveDI"), ("WeaveSystemd", "WeaveDI"), ("WeaveAppEndpoint", "WeaveDI"),
         ("WeaveHummingbird", "WeaveHummingbird"), ("Hummingbird", "hummingbird"),
         ("Logging", "swift-log"), ("ServiceLifecycle", "swift-service-lifecycle"),
     ]),
@@ -120,7 +120,6 @@ let products: [Target.Dependency] = [
 
 let package = Package(
     name: "Snippets{group.capitalize()}",
-    platforms: [.macOS(.v15)],
     dependencies: [
 {",".join(chr(10) + "        " + p.format(root=ROOT) for p in packages)},
     ],
