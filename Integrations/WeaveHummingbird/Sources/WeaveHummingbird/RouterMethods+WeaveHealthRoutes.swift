@@ -14,7 +14,7 @@ extension RouterMethods {
     public func addWeaveHealthRoutes(_ health: HealthRouter) -> Self {
         for route in HealthRouter.mountedRoutes {
             let path = RouterPath("/" + route.components.joined(separator: "/"))
-            for method in route.methods.compactMap(HTTPRequest.Method.init) {
+            for method in route.methods.compactMap({ HTTPRequest.Method(rawValue: $0) }) {
                 on(path, method: method) { request, _ -> Response in
                     let headers = request.headers.map { ($0.name.rawName, $0.value) }
                     let answer = await health.handle(HealthRequest(method: request.method.rawValue, uri: request.uri.description,
