@@ -45,6 +45,7 @@ let package = Package(
             dependencies: [
                 "WeaveDI", "WeaveHealth", "WeavePrometheus", "WeaveSupport",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "WeaveObservabilityTests", dependencies: [

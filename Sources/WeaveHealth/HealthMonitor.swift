@@ -26,15 +26,19 @@ public actor HealthMonitor {
     private var due: [String: ContinuousClock.Instant] = [:]
     private var subscribers: [Int: AsyncStream<HealthTransition>.Continuation] = [:]
     private var nextSubscriber = 0
-    private let logger = Logger(label: "weave.health")
+    /// Where transitions are logged.
+    private let logger: Logger
     /// When the scheduler last finished a round or woke for one (a watchdog reads it): it stops
     /// advancing when the scheduler is stuck.
     public private(set) var lastProgress = ContinuousClock.now
 
-    /// `discover`: checks found anew at each round, such as a container's services.
+    /// `discover`: checks found anew at each round, such as a container's services. `logger`
+    /// receives each transition.
     public init(defaultSettings: HealthCheckSettings = .init(), maxConcurrentChecks: Int = 64,
+                logger: Logger = Logger(label: "weave.health"),
                 discover: @escaping @Sendable () async -> [(String, any HealthCheckable)] = { [] }) {
         self.discover = discover
+        self.logger = logger
         self.defaultSettings = defaultSettings
         self.maxConcurrentChecks = max(maxConcurrentChecks, 1)
     }

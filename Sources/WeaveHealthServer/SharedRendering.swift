@@ -1,6 +1,6 @@
-import WeaveSupport
 import NIOCore
 import WeavePrometheus
+import WeaveSupport
 
 /// `/metrics` renders shared between the requests that want the same format: a request that arrives
 /// while one is being rendered waits for it instead of rendering again. With a `reuse` interval, a

@@ -1,3 +1,4 @@
+import Logging
 import WeaveDI
 import WeaveHealth
 
@@ -14,8 +15,9 @@ extension Container {
 extension HealthMonitor {
     /// A monitor of `container`'s `HealthCheckable` services (found again at each round) and the
     /// checks registered with it by name.
-    public init(container: Container, defaultSettings: HealthCheckSettings = .init(), maxConcurrentChecks: Int = 64) {
-        self.init(defaultSettings: defaultSettings, maxConcurrentChecks: maxConcurrentChecks,
+    public init(container: Container, defaultSettings: HealthCheckSettings = .init(), maxConcurrentChecks: Int = 64,
+                logger: Logger = Logger(label: "weave.health")) {
+        self.init(defaultSettings: defaultSettings, maxConcurrentChecks: maxConcurrentChecks, logger: logger,
                   discover: { [container] in await container.healthCheckables() })
     }
 }

@@ -1,5 +1,5 @@
-import WeaveSupport
 import Synchronization
+import WeaveSupport
 
 /// `Container.live` and a generation that changes with every assignment (`resolverFlags.liveGeneration`), under one mutex.
 private let liveContainer = Locked((container: Container(), generation: UInt64(1)))
@@ -127,11 +127,11 @@ extension Container {
             let replaced = container.lock.withWriteLock { staged.map { ($0.key, $0.insert()) } }
             for case (let key, let previous?) in replaced {
                 container.instrumentation.log(.warnings, .warning,
-                          "Bootstrap replaced the registration of \(key) (was \(previous.scope)); the earlier one is gone",
-                          metadata: ["dependency": "\(key)"])
+                                              "Bootstrap replaced the registration of \(key) (was \(previous.scope)); the earlier one is gone",
+                                              metadata: ["dependency": "\(key)"])
             }
             container.instrumentation.log(.registration, .info, "Added \(staged.count) registrations at once",
-                      metadata: ["registrations": "\(staged.count)", "replaced": "\(replaced.filter { $0.1 != nil }.count)"])
+                                          metadata: ["registrations": "\(staged.count)", "replaced": "\(replaced.filter { $0.1 != nil }.count)"])
             return replaced.compactMap { $0.1 == nil ? nil : $0.0 }
         }
     }

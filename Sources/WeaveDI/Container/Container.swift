@@ -117,7 +117,7 @@ public final class Container: @unchecked Sendable {
         let replaced = lock.withWriteLock(insert)
         if let replaced {
             instrumentation.log(.registration, .debug, "Replaced the registration of \(key) (was \(replaced.scope), now \(scope))",
-                      metadata: ["dependency": "\(key)"])
+                                metadata: ["dependency": "\(key)"])
         } else {
             instrumentation.log(.registration, .debug, "Registered \(key) as \(scope)", metadata: ["dependency": "\(key)"])
         }
@@ -617,11 +617,11 @@ public final class Container: @unchecked Sendable {
         let metadata: Logger.Metadata = ["dependency": "\(error.serviceName)", "error": "\(error.kind.rawValue)"]
         if case .notRegistered = error {
             instrumentation.error(service: error.serviceName, error: error) // the other kinds were reported where they arose
-            instrumentation.throttled(.resolutionError, service: error.serviceName, .warnings, .warning, "\(error)", metadata: metadata,
-                            throttle: logThrottle)
+            instrumentation.throttled(.resolutionError, service: error.serviceName, .warnings, .warning, "\(error)",
+                                      metadata: metadata, throttle: logThrottle)
         } else {
-            instrumentation.throttled(.resolutionError, service: error.serviceName, .errors, .error, "\(error)", metadata: metadata,
-                            throttle: logThrottle)
+            instrumentation.throttled(.resolutionError, service: error.serviceName, .errors, .error, "\(error)",
+                                      metadata: metadata, throttle: logThrottle)
         }
     }
 }

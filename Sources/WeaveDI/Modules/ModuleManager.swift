@@ -11,7 +11,8 @@ public enum ModuleManager {
             let isNew = configured.withLock { $0.insert(module.name).inserted }
             guard isNew else { continue }
             await module.configure()
-            Container.current.instrumentation.log(.registration, .debug, "Configured module \(module.name)", metadata: ["module": "\(module.name)"])
+            Container.current.instrumentation.log(.registration, .debug, "Configured module \(module.name)",
+                                                  metadata: ["module": "\(module.name)"])
         }
     }
 

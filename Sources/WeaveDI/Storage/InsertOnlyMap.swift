@@ -1,5 +1,5 @@
-import WeaveSupport
 import Synchronization
+import WeaveSupport
 
 /// A map from nonzero words to nonnull pointers that only grows, read without a lock: an
 /// open-addressed table of atomics, published with atomics. Writers take a mutex; a full table is

@@ -1,6 +1,6 @@
-import WeaveSupport
 import CMachine
 import Synchronization
+import WeaveSupport
 
 /// A lock whose waiters park in the kernel (a futex) after a bounded spin, so a holder that the
 /// scheduler preempted gets a core back instead of competing with spinners; unlocking wakes one

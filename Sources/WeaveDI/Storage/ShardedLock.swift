@@ -1,5 +1,5 @@
-import WeaveSupport
 import Synchronization
+import WeaveSupport
 
 /// A reader-sharded lock ("big reader lock"). A reader locks only its thread's shard, so readers on
 /// different threads never touch the same cache line; a writer locks every shard in order.
