@@ -6,22 +6,29 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # Builds a release executable and prints its path (build output goes to stderr). The Swift runtime
 # is linked in statically, and lld packs the relocations, exports no symbols and folds identical
-# code: weave-healthd's idle RSS drops from 18 MiB (dynamic, no Foundation) to 15 MiB; the functions
-# the daemon runs are placed together (Scripts/order-functions), which brings it to 13 MiB, below
-# prometheus-node-exporter's (Benchmarks/README.md).
+# code: weave-healthd's idle RSS drops from 18 MiB (dynamic, no Foundation) to 15 MiB. For
+# weave-healthd, lld also places the functions the daemon runs together, from a list made at build
+# time (Scripts/order-functions, about a minute under valgrind) whenever a source is newer than it;
+# the figures are in Benchmarks/README.md.
 # Usage: release_build PRODUCT [swift build options, such as --package-path Benchmarks]
 release_build() {
     local product=$1
     shift
     local flags=(-c release --static-swift-stdlib -Xswiftc -use-ld=lld -Xlinker --no-export-dynamic
                  -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --icf=all "$@")
-    if [ "$product" = weave-healthd ] && [ -f Scripts/weave-healthd.order ]; then
-        # Names missing from the binary (the file is older than the code) are skipped without a word.
-        flags+=(-Xlinker "--symbol-ordering-file=$PWD/Scripts/weave-healthd.order" -Xlinker --no-warn-symbol-ordering)
-        # SwiftPM does not know the linker reads the list: a binary older than it is removed, so it is linked again.
-        local binary
-        binary="$(swift build "${flags[@]}" --show-bin-path)/$product"
-        if [ Scripts/weave-healthd.order -nt "$binary" ]; then rm -f "$binary"; fi
+    if [ "$product" = weave-healthd ] && [ -z "${WEAVE_NO_ORDER_FILE:-}" ]; then
+        local bin order
+        bin=$(swift build "${flags[@]}" --show-bin-path)
+        order="$bin/weave-healthd.order"
+        if [ ! -f "$order" ] || [ -n "$(find Sources Package.swift -newer "$order" -print -quit)" ]; then
+            # Linked once without the list, run to make it, then linked again with it.
+            rm -f "$bin/$product"
+            swift build "${flags[@]}" --product "$product" >&2 || return
+            Scripts/order-functions "$order" "$bin/$product" || return
+        fi
+        # SwiftPM does not know the linker reads the list: an older binary is removed, so it is linked again.
+        if [ "$order" -nt "$bin/$product" ]; then rm -f "$bin/$product"; fi
+        flags+=(-Xlinker "--symbol-ordering-file=$order" -Xlinker --no-warn-symbol-ordering)
     fi
     # `|| return`: inside $(…) errexit does not apply, and a failed build must not print a path.
     swift build "${flags[@]}" --product "$product" >&2 || return
