@@ -418,16 +418,7 @@ public enum ExpositionParser {
         func labelValueEnd(_ base: UnsafePointer<UInt8>, from start: Int, end: Int) throws(Failure) -> Int {
             var cursor = start
             while true {
-                // Eight bytes at a time to the next quote or backslash, while they lie within the line.
-                while cursor + 8 <= end {
-                    let word = UInt64(littleEndian: UnsafeRawPointer(base + cursor).loadUnaligned(as: UInt64.self))
-                    let found = Reader.bytes(of: word, equalTo: UInt8(ascii: "\"")) | Reader.bytes(of: word, equalTo: UInt8(ascii: "\\"))
-                    if found != 0 {
-                        cursor += found.trailingZeroBitCount >> 3
-                        break
-                    }
-                    cursor += 8
-                }
+                while cursor < end, base[cursor] != UInt8(ascii: "\""), base[cursor] != UInt8(ascii: "\\") { cursor += 1 }
                 guard cursor < end else { throw fail("unterminated label value") }
                 switch base[cursor] {
                 case UInt8(ascii: "\""):
@@ -499,14 +490,6 @@ public enum ExpositionParser {
             return depth
         }
 
-        /// The high bit of each byte of `word` that equals `byte`; the lowest one set is always exact
-        /// (a borrow can mark a byte only above a match), which is all the callers use.
-        @inline(__always)
-        static func bytes(of word: UInt64, equalTo byte: UInt8) -> UInt64 {
-            let difference = word ^ (UInt64(byte) &* 0x0101_0101_0101_0101)
-            return (difference &- 0x0101_0101_0101_0101) & ~difference & 0x8080_8080_8080_8080
-        }
-
         @inline(__always)
         static func isNameByte(_ byte: UInt8, colons: Bool) -> Bool {
             (byte | 0x20) &- UInt8(ascii: "a") < 26 || byte &- UInt8(ascii: "0") < 10 || byte == UInt8(ascii: "_")
@@ -519,13 +502,6 @@ public enum ExpositionParser {
         static func nameEnd(_ base: UnsafePointer<UInt8>, from start: Int, end: Int, first: Bool = true, colons: Bool = true) -> Int {
             guard start < end, !first || base[start] &- UInt8(ascii: "0") >= 10 else { return start }
             var cursor = start
-            // Eight bytes at a time while they lie within the line, then byte by byte.
-            while cursor + 8 <= end {
-                let other = ExpositionParser.nonNameBytes(UInt64(littleEndian: UnsafeRawPointer(base + cursor).loadUnaligned(as: UInt64.self)),
-                                                          colons: colons)
-                if other != 0 { return cursor + other.trailingZeroBitCount >> 3 }
-                cursor += 8
-            }
             while cursor < end, isNameByte(base[cursor], colons: colons) { cursor += 1 }
             return cursor
         }
@@ -595,28 +571,6 @@ public enum ExpositionParser {
             }
             return String(decoding: out, as: UTF8.self)
         }
-    }
-}
-
-extension ExpositionParser {
-    /// The high bit of each byte of `word` (eight bytes, the first in the low byte) that is not a
-    /// name byte: a letter, a digit, `_`, or `:` when `colons`. Exact for every byte: each test adds
-    /// within a byte's low seven bits, so no carry crosses into the next byte.
-    @inline(__always)
-    static func nonNameBytes(_ word: UInt64, colons: Bool) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let high = ones &* 0x80
-        let ascii = word & ~high
-        /// The high bit of each byte of `x` (seven-bit bytes) that is at least `bound`.
-        func atLeast(_ x: UInt64, _ bound: UInt8) -> UInt64 { (x &+ ones &* UInt64(0x80 &- bound)) & high }
-        /// The high bit of each byte of `ascii` that equals `byte`.
-        func equal(_ byte: UInt8) -> UInt64 { ~((ascii ^ ones &* UInt64(byte)) &+ ones &* 0x7F) & high }
-        let folded = ascii | ones &* 0x20 // upper-case letters as lower-case ones
-        var name = atLeast(folded, UInt8(ascii: "a")) & ~atLeast(folded, UInt8(ascii: "z") + 1)
-        name |= atLeast(ascii, UInt8(ascii: "0")) & ~atLeast(ascii, UInt8(ascii: "9") + 1)
-        name |= equal(UInt8(ascii: "_"))
-        if colons { name |= equal(UInt8(ascii: ":")) }
-        return ~(name & ~word) & high
     }
 }
 

@@ -233,27 +233,6 @@ import Testing
         }
     }
 
-    @Test func eightBytesAtATimeClassifyNameBytesAsOneAtATime() {
-        // Every byte value at every position of a word, among name bytes and among other bytes.
-        for fill in [UInt8(ascii: "a"), UInt8(ascii: "Z"), UInt8(ascii: "_"), UInt8(ascii: "{"), 0x80] {
-            for position in 0..<8 {
-                for value in UInt8.min...UInt8.max {
-                    var bytes = [UInt8](repeating: fill, count: 8)
-                    bytes[position] = value
-                    let word = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
-                    for colons in [false, true] {
-                        let expected = bytes.enumerated().reduce(UInt64(0)) { mask, byte in
-                            let isName = (byte.element | 0x20) &- UInt8(ascii: "a") < 26 || byte.element &- UInt8(ascii: "0") < 10
-                                || byte.element == UInt8(ascii: "_") || (colons && byte.element == UInt8(ascii: ":"))
-                            return isName ? mask : mask | 0x80 << (8 * byte.offset)
-                        }
-                        #expect(ExpositionParser.nonNameBytes(word, colons: colons) == expected, "\(bytes), colons \(colons)")
-                    }
-                }
-            }
-        }
-    }
-
     @Test func familiesOfOneNameRenderAsOne() {
         let a = MetricFamily.gauge("up", "Up.", [([("app", "a")], 1)])
         var b = MetricFamily.gauge("up", "Other help.", [])
