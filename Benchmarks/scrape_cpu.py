@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Where a scrape of 20 applications x 100 services through weave-healthd spends its CPU: the
-applications', the daemon's and the client's user + system time per scrape (from /proc), beside
-the wall time of the same 20 applications read directly by the client, all at once, without the
-daemon. Prints Markdown. The VM's speed moves the milliseconds; the split between the processes
-moves much less.
+"""Where a scrape of 20 applications x 100 services through weave-healthd spends its CPU and its
+memory: the applications', the daemon's and the client's user + system time per scrape (from
+/proc), beside the wall time of the same 20 applications read directly by the client, all at once,
+without the daemon; then the daemon's peak VmRSS over ten rounds of two clients at once (an HA pair
+of Prometheus servers), and its VmRSS after 3 s of quiet, when the heap has been given back.
+Prints Markdown. The VM's speed moves the milliseconds; the split between the processes moves much
+less.
 
 Usage: scrape_cpu.py PATH-TO-weave-healthd PATH-TO-WeaveBenchmarks [SCRAPES] (release builds)
 Every process it starts is stopped by the script; sockets live in a scratch directory.
@@ -15,10 +17,11 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
-from process_tools import aggregation_config, free_port, scratch_apps_directory, start_apps, stop, wait_listening
+from process_tools import aggregation_config, free_port, rss_kib, scratch_apps_directory, start_apps, stop, wait_listening
 
 DAEMON, BENCH = sys.argv[1], sys.argv[2]
 SCRAPES = int(sys.argv[3]) if len(sys.argv) > 3 else 100
@@ -77,12 +80,24 @@ try:
     daemon_ms = (cpu_seconds(daemon.pid) - daemon_before) * 1000 / SCRAPES
     client_ms = (client_after.user + client_after.system - client_before.user - client_before.system) * 1000 / SCRAPES
     direct = asyncio.run(read_directly(SCRAPES // 2))
+    peak = 0
+    for _ in range(10):
+        clients = [threading.Thread(target=lambda: urllib.request.urlopen(url, timeout=30).read()) for _ in range(2)]
+        for client in clients:
+            client.start()
+        for client in clients:
+            client.join()
+        peak = max(peak, rss_kib(daemon.pid))
+    time.sleep(3)
+    quiet = rss_kib(daemon.pid)
     render = subprocess.run([BENCH, "render-apps", str(APPS * SERVICES)], capture_output=True, text=True).stdout.split()
     print(f"### CPU per scrape of {APPS} applications x {SERVICES} services through weave-healthd ({SCRAPES} scrapes)\n")
     print(f"- wall {wall:.1f} ms; CPU: the applications {apps_ms:.1f} ms, the daemon {daemon_ms:.1f} ms, the client {client_ms:.1f} ms")
     print(f"- the same applications read directly by the client, all at once, no daemon: {direct:.1f} ms")
     print(f"- one in-process collect and render of the same series (the reference of the 2x target): "
           f"{int(render[1].split('=')[1]) / 1000:.1f} ms")
+    print(f"- the daemon's RSS over 10 rounds of two clients at once: peak {peak / 1024:.1f} MiB; "
+          f"after 3 s of quiet {quiet / 1024:.1f} MiB")
 finally:
     for process in processes:
         stop(process)
