@@ -61,7 +61,7 @@ public final class MemoryPressureMonitor: Sendable {
     private let containers: @Sendable () -> [Container]
     private let logger: Logger
     private let state = Locked<(source: MemoryPressureSource?, wakeFD: Int32?)>((nil, nil))
-    private let handlers = Locked<(nextID: Int, byID: [Int: @Sendable (MemoryPressureEvent) -> Void])>((0, [:]))
+    private let handlers = HookList<@Sendable (MemoryPressureEvent) -> Void>()
 
     /// `containers` is asked at each notification for the containers to relieve (a program that
     /// replaces its container on reload returns the current one).
@@ -82,8 +82,7 @@ public final class MemoryPressureMonitor: Sendable {
     /// watching thread, after the containers were relieved.
     @discardableResult
     public func onPressure(_ handler: @escaping @Sendable (MemoryPressureEvent) -> Void) -> HookToken {
-        let id = handlers.withLock { $0.nextID += 1; $0.byID[$0.nextID] = handler; return $0.nextID }
-        return HookToken { [handlers] in handlers.withLock { _ = $0.byID.removeValue(forKey: id) } }
+        handlers.add(handler)
     }
 
     /// The source in use, once started.
@@ -134,7 +133,7 @@ public final class MemoryPressureMonitor: Sendable {
                        metadata: WeaveEvent.memoryPressure.metadata(["source": "\(source)", "evictions": "\(evicted)",
                                                                      "psi_some_avg10": "\(pressure?.some.avg10 ?? -1)"]))
         let event = MemoryPressureEvent(source: source, pressure: pressure, evictions: evicted)
-        for handler in handlers.withLock({ Array($0.byID.values) }) { handler(event) }
+        for handler in handlers.all { handler(event) }
     }
 
     // MARK: Choosing the source

@@ -13,9 +13,9 @@ public final class Instrumentation: Sendable {
     /// What the delivery task needs; it holds this, not the instrumentation, so that releasing the
     /// instrumentation finishes the stream and ends the task.
     private final class State: Sendable {
-        let handlers = Locked(Handlers())
-        /// Whether any resolution-error handler is installed; read on error paths before building events.
-        let hasErrorHandlers = Atomic<Bool>(false)
+        let slow = HookList<@Sendable (String, Double) -> Void>()
+        let errors = HookList<@Sendable (String, any Error) -> Void>()
+        let pressure = HookList<@Sendable () -> Void>()
         let level: Atomic<Int>
         let logger: Locked<Logger>
 
@@ -23,13 +23,50 @@ public final class Instrumentation: Sendable {
             self.logger = Locked(logger)
             self.level = Atomic(level.rawValue)
         }
-    }
 
-    private struct Handlers {
-        var nextID = 0
-        var slow: [Int: @Sendable (String, Double) -> Void] = [:]
-        var error: [Int: @Sendable (String, any Error) -> Void] = [:]
-        var pressure: [Int: @Sendable () -> Void] = [:]
+        func deliver(_ stream: AsyncStream<Event>) async {
+            for await event in stream {
+                switch event {
+                case .slowResolution(let service, let seconds, let threshold, let throttle):
+                    throttled(.slowResolution, service: service, .warnings, .warning,
+                              "Slow resolution of \(service): \(seconds * 1000) ms (threshold \(threshold))",
+                              metadata: ["dependency": "\(service)", "duration_usec": "\(Int64(seconds * 1_000_000))",
+                                         "threshold_usec": "\(threshold.totalNanoseconds / 1_000)"],
+                              throttle: throttle)
+                    for handler in slow.all { handler(service, seconds) }
+                case .resolutionError(let service, let error):
+                    for handler in errors.all { handler(service, error) }
+                case .memoryPressure:
+                    for handler in pressure.all { handler() }
+                case .flush(let continuation):
+                    continuation.resume()
+                }
+            }
+        }
+
+        func log(
+            _ category: LogLevel, _ level: Logger.Level, _ message: @autoclosure () -> Logger.Message,
+            metadata: @autoclosure () -> Logger.Metadata, file: String, function: String, line: UInt
+        ) {
+            guard self.level.load(ordering: .relaxed) <= category.rawValue else { return }
+            let logger = self.logger.withLock { $0 }
+            logger.log(level: level, message(), metadata: metadata(), file: file, function: function, line: line)
+        }
+
+        func throttled(
+            _ event: WeaveEvent, service: String, _ category: LogLevel, _ level: Logger.Level,
+            _ message: @autoclosure () -> Logger.Message, metadata: @autoclosure () -> Logger.Metadata, throttle: LogThrottle,
+            file: String = #fileID, function: String = #function, line: UInt = #line
+        ) {
+            guard self.level.load(ordering: .relaxed) <= category.rawValue else { return }
+            let admitted = throttle.admit("\(event.messageID) \(service)") { suppressed, window in
+                self.log(category, level, "Suppressed \(suppressed) more \(event.title) records of \(service) in the last \(window)",
+                         metadata: event.metadata(["dependency": "\(service)", "suppressed": "\(suppressed)"]),
+                         file: file, function: function, line: line)
+            }
+            guard admitted else { return }
+            log(category, level, message(), metadata: event.metadata(metadata()), file: file, function: function, line: line)
+        }
     }
 
     private enum Event: Sendable {
@@ -77,9 +114,7 @@ public final class Instrumentation: Sendable {
     /// than the container's threshold. Handlers run on the delivery task, never on the resolving thread.
     @discardableResult
     public func onSlowResolution(_ handler: @escaping @Sendable (String, Double) -> Void) -> HookToken {
-        let state = self.state
-        let id = state.handlers.withLock { $0.nextID += 1; $0.slow[$0.nextID] = handler; return $0.nextID }
-        return HookToken { state.handlers.withLock { _ = $0.slow.removeValue(forKey: id) } }
+        state.slow.add(handler)
     }
 
     /// Calls `handler` with the service name and the `ResolutionError` of: a resolve of an
@@ -87,19 +122,7 @@ public final class Instrumentation: Sendable {
     /// throws, and an argument mismatch.
     @discardableResult
     public func onResolutionError(_ handler: @escaping @Sendable (String, any Error) -> Void) -> HookToken {
-        let state = self.state
-        let id = state.handlers.withLock { handlers in
-            handlers.nextID += 1
-            handlers.error[handlers.nextID] = handler
-            state.hasErrorHandlers.store(true, ordering: .relaxed)
-            return handlers.nextID
-        }
-        return HookToken {
-            state.handlers.withLock { handlers in
-                handlers.error.removeValue(forKey: id)
-                state.hasErrorHandlers.store(!handlers.error.isEmpty, ordering: .relaxed)
-            }
-        }
+        state.errors.add(handler)
     }
 
     /// Calls `handler` after a container using this instrumentation dropped its `.cached` instances
@@ -107,9 +130,7 @@ public final class Instrumentation: Sendable {
     /// monitor calls). Registering starts no watching.
     @discardableResult
     public func onMemoryPressure(_ handler: @escaping @Sendable () -> Void) -> HookToken {
-        let state = self.state
-        let id = state.handlers.withLock { $0.nextID += 1; $0.pressure[$0.nextID] = handler; return $0.nextID }
-        return HookToken { state.handlers.withLock { _ = $0.pressure.removeValue(forKey: id) } }
+        state.pressure.add(handler)
     }
 
     /// Waits until every event reported so far has reached its handlers (for tests and shutdown).
@@ -127,7 +148,7 @@ public final class Instrumentation: Sendable {
     }
 
     func error(service: String, error: ResolutionError) {
-        guard state.hasErrorHandlers.load(ordering: .relaxed) else { return }
+        guard !state.errors.isEmpty else { return }
         enqueue(.resolutionError(service: service, error: error))
     }
 
@@ -137,29 +158,9 @@ public final class Instrumentation: Sendable {
 
     private func enqueue(_ event: Event) {
         if !delivering.load(ordering: .relaxed), delivering.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
-            Task.detached { [state, stream] in await Self.deliver(stream, to: state) }
+            Task.detached { [state, stream] in await state.deliver(stream) }
         }
         queue.yield(event)
-    }
-
-    private static func deliver(_ stream: AsyncStream<Event>, to state: State) async {
-        for await event in stream {
-            switch event {
-            case .slowResolution(let service, let seconds, let threshold, let throttle):
-                throttled(state, .slowResolution, service: service, .warnings, .warning,
-                          "Slow resolution of \(service): \(seconds * 1000) ms (threshold \(threshold))",
-                          metadata: ["dependency": "\(service)", "duration_usec": "\(Int64(seconds * 1_000_000))",
-                                     "threshold_usec": "\(threshold.totalNanoseconds / 1_000)"],
-                          throttle: throttle)
-                for handler in state.handlers.withLock({ Array($0.slow.values) }) { handler(service, seconds) }
-            case .resolutionError(let service, let error):
-                for handler in state.handlers.withLock({ Array($0.error.values) }) { handler(service, error) }
-            case .memoryPressure:
-                for handler in state.handlers.withLock({ Array($0.pressure.values) }) { handler() }
-            case .flush(let continuation):
-                continuation.resume()
-            }
-        }
     }
 
     // MARK: Logging
@@ -169,7 +170,7 @@ public final class Instrumentation: Sendable {
         metadata: @autoclosure () -> Logger.Metadata = [:],
         file: String = #fileID, function: String = #function, line: UInt = #line
     ) {
-        Self.log(state, category, level, message(), metadata: metadata(), file: file, function: function, line: line)
+        state.log(category, level, message(), metadata: metadata(), file: file, function: function, line: line)
     }
 
     /// Logs a record of `event` about `service` within the rate limit of `throttle` (the container's);
@@ -179,31 +180,7 @@ public final class Instrumentation: Sendable {
         _ message: @autoclosure () -> Logger.Message, metadata: @autoclosure () -> Logger.Metadata, throttle: LogThrottle,
         file: String = #fileID, function: String = #function, line: UInt = #line
     ) {
-        Self.throttled(state, event, service: service, category, level, message(), metadata: metadata(), throttle: throttle,
-                       file: file, function: function, line: line)
-    }
-
-    private static func log(
-        _ state: State, _ category: LogLevel, _ level: Logger.Level, _ message: @autoclosure () -> Logger.Message,
-        metadata: @autoclosure () -> Logger.Metadata, file: String, function: String, line: UInt
-    ) {
-        guard state.level.load(ordering: .relaxed) <= category.rawValue else { return }
-        let logger = state.logger.withLock { $0 }
-        logger.log(level: level, message(), metadata: metadata(), file: file, function: function, line: line)
-    }
-
-    private static func throttled(
-        _ state: State, _ event: WeaveEvent, service: String, _ category: LogLevel, _ level: Logger.Level,
-        _ message: @autoclosure () -> Logger.Message, metadata: @autoclosure () -> Logger.Metadata, throttle: LogThrottle,
-        file: String = #fileID, function: String = #function, line: UInt = #line
-    ) {
-        guard state.level.load(ordering: .relaxed) <= category.rawValue else { return }
-        let admitted = throttle.admit("\(event.messageID) \(service)") { suppressed, window in
-            log(state, category, level, "Suppressed \(suppressed) more \(event.title) records of \(service) in the last \(window)",
-                metadata: event.metadata(["dependency": "\(service)", "suppressed": "\(suppressed)"]),
-                file: file, function: function, line: line)
-        }
-        guard admitted else { return }
-        log(state, category, level, message(), metadata: event.metadata(metadata()), file: file, function: function, line: line)
+        state.throttled(event, service: service, category, level, message(), metadata: metadata(), throttle: throttle,
+                        file: file, function: function, line: line)
     }
 }
