@@ -30,9 +30,11 @@ struct MetricsTable {
         var aggregated = false
         let families = try ExpositionParser.parse(exposition).filter { $0.name.hasPrefix("weave_") }
         for sample in families.flatMap(\.preformatted.samples) {
-            guard var service = (sample.labels["dependency"] ?? sample.labels["check"])?.printable else { continue }
-            if let app = sample.labels["app"] {
-                service = app.printable + "/" + service
+            // What the table shows comes from the labels: none of their bytes may reach the terminal as is.
+            let labels = sample.labels.mapValues(\.printable)
+            guard var service = labels["dependency"] ?? labels["check"] else { continue }
+            if let app = labels["app"] {
+                service = app + "/" + service
                 aggregated = true
             } else {
                 own.insert(service)
@@ -42,15 +44,15 @@ struct MetricsTable {
             case "weave_resolutions_total", "weave_resolutions": current.resolutions += sample.value
             case "weave_resolution_errors_total", "weave_resolution_errors": current.errors += sample.value
             case "weave_slow_resolutions_total", "weave_slow_resolutions": current.slow += sample.value
-            case "weave_health_status" where sample.value == 1: current.health = sample.labels["state"]
+            case "weave_health_status" where sample.value == 1: current.health = labels["state"]
             case "weave_resolve_latency_seconds":
-                switch sample.labels["quantile"] {
+                switch labels["quantile"] {
                 case "0.5": quantiles[service, default: (nil, nil)].p50 = sample.value
                 case "0.99": quantiles[service, default: (nil, nil)].p99 = sample.value
                 default: continue
                 }
             case "weave_resolve_duration_seconds_bucket":
-                guard let le = sample.labels["le"].flatMap({ $0 == "+Inf" ? Double.infinity : Double($0) }) else { continue }
+                guard let le = labels["le"].flatMap({ $0 == "+Inf" ? Double.infinity : Double($0) }) else { continue }
                 buckets[service, default: [:]][le, default: 0] += sample.value
             default: continue
             }

@@ -170,6 +170,20 @@ import WeaveSupport
         #expect(try MetricsTable(exposition: Array(unlabelled.utf8)).rows.map(\.service) == ["disk-root"])
     }
 
+    /// Label values are an application's bytes: what `top` shows of them (app, service, health) cannot
+    /// move the cursor or colour the terminal.
+    @Test func topShowsNoLabelByteAsIs() throws {
+        let exposition = """
+            # TYPE weave_health_status gauge
+            weave_health_status{app="a\u{1B}[2J",check="db\u{1B}[31m",state="healthy\u{1B}[H"} 1
+
+            """
+        let text = try MetricsTable(exposition: Array(exposition.utf8)).render(source: "test", limit: 10, color: false)
+        #expect(!text.unicodeScalars.contains("\u{1B}"))
+        #expect(text.contains("a\\x1b[2J/db\\x1b[31m"))
+        #expect(text.contains("healthy\\x1b[H"))
+    }
+
     /// `top` reads with the daemon's own parser: an exposition Prometheus would reject (here a series
     /// given twice) is refused whole, with the line, rather than shown in part.
     @Test func topRefusesAnInvalidExposition() {
