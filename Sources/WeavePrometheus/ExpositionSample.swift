@@ -14,8 +14,9 @@ public struct ExpositionSample: Sendable, Equatable {
 }
 
 extension PreformattedLines {
-    /// The lines, decoded. They are lines `ExpositionParser` accepted, so each has a name, a
-    /// well-formed label set and a value; a timestamp or an exemplar after the value is ignored.
+    /// The lines, decoded. Lines `ExpositionParser` accepted each have a name, a well-formed label
+    /// set and a value; a line made otherwise that lacks one is skipped. A timestamp or an exemplar
+    /// after the value is ignored.
     public var samples: [ExpositionSample] {
         withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
@@ -57,6 +58,7 @@ extension PreformattedLines {
                 index += 1
                 if index < line.count, line[index] == UInt8(ascii: ",") { index += 1 }
             }
+            guard index < line.count else { return nil } // no `}`
             index += 1
         }
         while index < line.count, line[index] == UInt8(ascii: " ") { index += 1 }

@@ -263,4 +263,13 @@ import Testing
             ExpositionSample(name: "weave_h_count", labels: ["app": "orders"], value: 2),
         ])
     }
+
+    /// Lines made without the parser are decoded within their bytes: a line cut anywhere is skipped.
+    @Test func linesCutShortDecodeToNothing() {
+        let line = Array("weave_x_total{a=\"1\",b=\"x\\\"y\"} 7\n".utf8)
+        #expect(PreformattedLines(line).samples == [ExpositionSample(name: "weave_x_total", labels: ["a": "1", "b": "x\"y"], value: 7)])
+        for length in 1..<(line.count - 2) {
+            #expect(PreformattedLines(Array(line[..<length]) + [UInt8(ascii: "\n")]).samples.isEmpty, "cut at \(length)")
+        }
+    }
 }
