@@ -5,8 +5,8 @@ import WeaveObservability
 import WeavePrometheus
 import WeaveSupport
 
-/// Answers the endpoints of `HealthRoute.all` (`/dependencies` only with statistics). Separate from the server core, as a router in Hummingbird is, so any
-/// server can embed it.
+/// Answers the endpoints of `HealthRoute.all` (`/dependencies` only with statistics). Separate from
+/// the server core, as a router in Hummingbird is, so any server can embed it.
 public struct HealthRouter: Sendable {
     private let current: Locked<HealthServerConfiguration>
     private let renderings = SharedRendering()
@@ -56,8 +56,7 @@ public struct HealthRouter: Sendable {
 
     /// Answers `request` from `HealthRoute.all`; paths outside the listener's `role` are 404.
     public func handle(_ request: HealthRequest, role: ListenerRole = .all) async -> HealthResponse {
-        guard let route = HealthRoute.route(for: request.path), route.handler != .dependencies || statistics != nil,
-              route.roles.contains(role) else {
+        guard let route = HealthRoute.route(for: request.path), serves(route), route.roles.contains(role) else {
             return text(404, "not found: \(request.path)\n")
         }
         guard route.methods.contains(request.method) else {
@@ -86,6 +85,11 @@ public struct HealthRouter: Sendable {
             response.body = ByteBuffer()
         }
         return response
+    }
+
+    /// Whether this router answers `route`: every one, but `/dependencies` only with statistics.
+    private func serves(_ route: HealthRoute) -> Bool {
+        route.handler != .dependencies || statistics != nil
     }
 
     private func text(_ status: Int, _ body: String) -> HealthResponse {
@@ -248,8 +252,7 @@ public struct HealthRouter: Sendable {
             rows += "<tr><td>\(HTML.escape(name))</td><td class=\"\(state)\">\(state)</td></tr>\n"
         }
         var links = ""
-        for route in HealthRoute.all where route.isMounted && !route.components.contains("**")
-            && (route.handler != .dependencies || statistics != nil) {
+        for route in HealthRoute.all where route.isMounted && !route.components.contains("**") && serves(route) {
             let href = route.path + (route.isProbe ? "?verbose" : "")
             links += "<li><a href=\"\(href)\">\(route.path)</a>: \(route.formats.joined(separator: ", "))</li>\n"
         }
