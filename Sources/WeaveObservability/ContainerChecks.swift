@@ -7,7 +7,7 @@ extension Container {
     /// (the registration name, else the type's name). Shared scopes only: a transient instance
     /// made just to be checked would check nothing that serves requests. A shared service with an
     /// async factory is made (awaited) if nothing has resolved it yet, as a sync one is.
-    public func healthCheckables() async -> [(String, any HealthCheckable)] {
+    func healthCheckables() async -> [(String, any HealthCheckable)] {
         await sharedInstances().compactMap { name, instance in (instance as? any HealthCheckable).map { (name, $0) } }
     }
 }
