@@ -1,6 +1,5 @@
 import Logging
 import Testing
-import WeaveHealth
 @testable import WeaveSystemd
 
 @Suite struct JournalEntryTests {
