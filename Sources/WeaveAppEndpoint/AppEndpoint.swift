@@ -128,7 +128,7 @@ struct AppEndpointError: Error, CustomStringConvertible {
 struct MonitorHealthSource: HealthSource {
     let monitor: HealthMonitor
 
-    func healthReport() async -> HealthReport { monitor.latestReport }
+    func healthReport() -> HealthReport { monitor.latestReport }
 
-    func observedValue(of check: String) async -> (value: Double, unit: String)? { nil }
+    func observedValue(of check: String) -> (value: Double, unit: String)? { nil }
 }

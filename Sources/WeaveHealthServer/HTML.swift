@@ -1,20 +1,53 @@
-/// Text made safe for HTML, in element content and in quoted attribute values.
+/// Text made safe for HTML, in element content and in quoted attribute values, and the headers that
+/// keep a page inert whatever it holds.
 public enum HTML {
+    /// `text` with `& < > " '` as character references, and every control, bidirectional-override
+    /// and other invisible formatting character as a numeric reference, so another process's string
+    /// neither opens markup nor reorders what a person reads.
+    ///
+    /// It works on Unicode scalars, not on `Character`s: a grapheme cluster such as U+0600 followed
+    /// by `<` is one `Character` that is not `"<"`, and a check per `Character` let the `<` through.
     public static func escape(_ text: String) -> String {
         // Most names and reasons hold nothing to escape: returned as they are, without a copy.
-        guard text.utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 || $0 == 0x27 }) else { return text }
+        guard text.unicodeScalars.contains(where: needsReference) else { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count + 16)
-        for character in text {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "&": out += "&amp;"
             case "<": out += "&lt;"
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
             case "'": out += "&#39;"
-            default: out.append(character)
+            case _ where needsReference(scalar): out += "&#x\(String(scalar.value, radix: 16, uppercase: true));"
+            default: out.unicodeScalars.append(scalar)
             }
         }
         return out
+    }
+
+    /// The headers every HTML answer carries: no script at all, no asset from elsewhere, no framing,
+    /// no form posted elsewhere, and no guessing of the type. Styles may be inline (the pages have
+    /// their CSS in a `<style>` element and in `style=` attributes).
+    public static let headers: [(String, String)] = [
+        ("Content-Security-Policy",
+         "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; script-src 'none'; form-action 'self'; "
+            + "base-uri 'none'; frame-ancestors 'none'"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Referrer-Policy", "no-referrer"),
+    ]
+
+    /// Whether `scalar` is written as a reference: the five markup characters, C0 and C1 controls
+    /// (tab and newline stay), and the invisible formatting characters (general category Cf: the
+    /// bidirectional embeddings, overrides and isolates, zero-width joiners, U+0600's prepended
+    /// marks), plus the line and paragraph separators.
+    private static func needsReference(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x26, 0x3C, 0x3E, 0x22, 0x27: return true
+        case 0x09, 0x0A: return false
+        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029: return true
+        case 0x20...0x7E: return false
+        default: return scalar.properties.generalCategory == .format
+        }
     }
 }

@@ -119,6 +119,11 @@ final class HealthHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             write(context, response, request: pending.request, version: pending.version, keepAlive: false)
             return
         }
+        // Probes, 404 and 405 read snapshots: answered here, never queued behind renders on the pool.
+        if let response = router.respondNow(pending.request, role: role) {
+            write(context, response, request: pending.request, version: pending.version, keepAlive: pending.keepAlive)
+            return
+        }
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let (router, role, request) = (self.router, self.role, pending.request)
         context.eventLoop.makeFutureWithTask { await router.handle(request, role: role) }.whenComplete { result in

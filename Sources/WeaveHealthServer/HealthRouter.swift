@@ -56,30 +56,69 @@ public struct HealthRouter: Sendable {
 
     /// Answers `request` from `HealthRoute.all`; paths outside the listener's `role` are 404.
     public func handle(_ request: HealthRequest, role: ListenerRole = .all) async -> HealthResponse {
+        switch resolve(request, role: role) {
+        case .answered(let response):
+            return response
+        case .render(let handler):
+            let response: HealthResponse
+            switch handler {
+            case .page:
+                response = if let statusPage { await statusPage.render(request, details: showsDetails(request, configuration)) }
+                           else { landingPage() }
+            case .metrics: response = await metrics(request)
+            case .health: response = health(request)
+            case .dependencies: response = dependencies(request)
+            }
+            return finish(response, request)
+        }
+    }
+
+    /// The answer to `request` when it takes no rendering: the probes (`/livez`, `/readyz`,
+    /// `/readyz/<name>`), 404 and 405. They read snapshots only, so a server answers them where the
+    /// request arrived (its event loop), never queued behind renders on Swift's pool; nil for the
+    /// routes that render (`/`, `/metrics`, `/health`, `/dependencies`), which `handle` answers.
+    public func respondNow(_ request: HealthRequest, role: ListenerRole = .all) -> HealthResponse? {
+        if case .answered(let response) = resolve(request, role: role) { return response }
+        return nil
+    }
+
+    private enum Resolution {
+        case answered(HealthResponse)
+        case render(Rendered)
+    }
+
+    /// The routes whose answer is rendered, off the event loop.
+    private enum Rendered {
+        case page, metrics, health, dependencies
+    }
+
+    private func resolve(_ request: HealthRequest, role: ListenerRole) -> Resolution {
         guard let route = HealthRoute.route(for: request.path), serves(route), route.roles.contains(role) else {
-            return text(404, "not found: \(request.path)\n")
+            return .answered(finish(text(404, "not found: \(request.path)\n"), request))
         }
         guard route.methods.contains(request.method) else {
             var response = text(405, "method not allowed\n")
             response.headers.append(("Allow", route.methods.joined(separator: ", ")))
-            return response
+            return .answered(finish(response, request))
         }
-        var response: HealthResponse
         switch route.handler {
-        case .page:
-            if let statusPage {
-                response = await statusPage.render(request, details: showsDetails(request, configuration))
-            } else {
-                response = await landingPage()
-            }
-        case .dependencies: response = dependencies(request)
-        case .metrics: response = await metrics(request)
-        case .health: response = await health(request)
-        case .livez: response = await livez(request)
-        case .readyz: response = await readyz(request)
-        case .readyzOne: response = await readyzSingle(String(request.path.dropFirst("/readyz/".count)))
+        case .livez: return .answered(finish(livez(request), request))
+        case .readyz: return .answered(finish(readyz(request), request))
+        case .readyzOne: return .answered(finish(readyzSingle(String(request.path.dropFirst("/readyz/".count))), request))
+        case .page: return .render(.page)
+        case .metrics: return .render(.metrics)
+        case .health: return .render(.health)
+        case .dependencies: return .render(.dependencies)
         }
+    }
+
+    /// What every answer gets: no caching, the inert-page headers on HTML, no body for HEAD.
+    private func finish(_ response: HealthResponse, _ request: HealthRequest) -> HealthResponse {
+        var response = response
         response.headers.append(("Cache-Control", "no-store"))
+        if response.headers.contains(where: { $0.0 == "Content-Type" && $0.1.hasPrefix("text/html") }) {
+            response.headers += HTML.headers
+        }
         if request.method == "HEAD" {
             response.headers.append(("Content-Length", "\(response.body.readableBytes)"))
             response.body = ByteBuffer()
@@ -140,9 +179,9 @@ public struct HealthRouter: Sendable {
         }
     }
 
-    private func health(_ request: HealthRequest) async -> HealthResponse {
+    private func health(_ request: HealthRequest) -> HealthResponse {
         let configuration = self.configuration // one snapshot per request, whatever a reload does meanwhile
-        let report = await source.healthReport()
+        let report = source.healthReport()
         let details = showsDetails(request, configuration)
         let aggregate = lifecycle.isStarted ? report.aggregate : .unhealthy
         var checks: [String] = []
@@ -153,7 +192,7 @@ public struct HealthRouter: Sendable {
                 "\"status\":\"\(record.status.state.ietfStatus)\"",
                 "\"time\":\"\(Timestamp.rfc3339(record.checkedAt))\"",
             ]
-            if let observed = await source.observedValue(of: name), observed.value.isFinite {
+            if let observed = source.observedValue(of: name), observed.value.isFinite {
                 fields.append("\"observedValue\":\(observed.value)")
                 fields.append("\"observedUnit\":\(JSONText.quoted(observed.unit))")
             }
@@ -183,8 +222,8 @@ public struct HealthRouter: Sendable {
     }
 
     /// Liveness: the daemon itself (it answers, and its own checks in the `live` group), never downstream checks.
-    private func livez(_ request: HealthRequest) async -> HealthResponse {
-        let report = await source.healthReport()
+    private func livez(_ request: HealthRequest) -> HealthResponse {
+        let report = source.ownReport()
         var probes = [Probe(name: "ping", ok: true)]
         probes += report.checks.values.filter { $0.groups.contains(HealthCheckSettings.live) }
             .map { Probe(name: $0.name, ok: $0.status.state != .unhealthy) }
@@ -193,9 +232,9 @@ public struct HealthRouter: Sendable {
 
     /// Readiness: startup done, not shutting down, and every check in the `ready` group (every check
     /// outside `live` when no check names a group) not unhealthy.
-    private func readyz(_ request: HealthRequest) async -> HealthResponse {
+    private func readyz(_ request: HealthRequest) -> HealthResponse {
         var probes = [Probe(name: "startup", ok: lifecycle.isStarted), Probe(name: "shutdown", ok: !lifecycle.isStopping)]
-        probes += readinessChecks(await source.healthReport()).map { Probe(name: $0.name, ok: $0.status.state != .unhealthy) }
+        probes += readinessChecks(source.healthReport()).map { Probe(name: $0.name, ok: $0.status.state != .unhealthy) }
         return probeResponse("readyz", probes, request)
     }
 
@@ -213,8 +252,8 @@ public struct HealthRouter: Sendable {
 
     /// `/readyz/<check>`, or `/readyz/<app>`: fails when the check (or the application, or any of its
     /// `<app>/…` components) is unhealthy.
-    private func readyzSingle(_ name: String) async -> HealthResponse {
-        let checks = await source.healthReport().checks
+    private func readyzSingle(_ name: String) -> HealthResponse {
+        let checks = source.healthReport().checks
         let records = (checks[name].map { [$0] } ?? []) + checks.values.filter { $0.name.hasPrefix(name + "/") }
         guard !records.isEmpty else { return text(404, "no check named \(name)\n") }
         let failed = records.filter { $0.status.state == .unhealthy }.map(\.name).sorted()
@@ -244,8 +283,8 @@ public struct HealthRouter: Sendable {
 
     // MARK: /
 
-    private func landingPage() async -> HealthResponse {
-        let report = await source.healthReport()
+    private func landingPage() -> HealthResponse {
+        let report = source.healthReport()
         var rows = ""
         for name in report.checks.keys.sorted() {
             let state = report.checks[name]!.status.state.rawValue

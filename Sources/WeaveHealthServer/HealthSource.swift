@@ -3,11 +3,19 @@ import WeaveHealth
 import WeavePrometheus
 
 /// What the endpoints read: the current health, the metric families, and the server's own state.
+/// Every read is of a snapshot and returns at once: the endpoints never run checks themselves, and
+/// the probes (`/livez`, `/readyz`) are answered on the server's event loop with what these return.
 public protocol HealthSource: Sendable {
-    /// The latest health report (the endpoints never run checks themselves).
-    func healthReport() async -> HealthReport
+    /// The latest health report: the server's own checks and whatever it aggregates.
+    func healthReport() -> HealthReport
+    /// The server's own checks only, which liveness reads (by default the whole report).
+    func ownReport() -> HealthReport
     /// A check's observed value and its unit, when the check has one (`/health`'s `observedValue`).
-    func observedValue(of check: String) async -> (value: Double, unit: String)?
+    func observedValue(of check: String) -> (value: Double, unit: String)?
+}
+
+extension HealthSource {
+    public func ownReport() -> HealthReport { healthReport() }
 }
 
 /// The daemon's own state, which liveness and readiness read.

@@ -12,8 +12,8 @@ private final class Slow: Sendable {}
 private final class Unused: Sendable {}
 
 private struct NoChecks: HealthSource {
-    func healthReport() async -> HealthReport { HealthReport(checks: [:]) }
-    func observedValue(of check: String) async -> (value: Double, unit: String)? { nil }
+    func healthReport() -> HealthReport { HealthReport(checks: [:]) }
+    func observedValue(of check: String) -> (value: Double, unit: String)? { nil }
 }
 
 @Suite struct DependencySummaryTests {

@@ -8,8 +8,8 @@ import WeaveSupport
 
 private struct StaticSource: HealthSource {
     let report: HealthReport
-    func healthReport() async -> HealthReport { report }
-    func observedValue(of check: String) async -> (value: Double, unit: String)? { check == "disk" ? (12.5, "%") : nil }
+    func healthReport() -> HealthReport { report }
+    func observedValue(of check: String) -> (value: Double, unit: String)? { check == "disk" ? (12.5, "%") : nil }
 }
 
 private struct TestCounter: MetricCollector {
@@ -187,6 +187,39 @@ private struct Broken: Error, CustomStringConvertible { var description: String 
     @Test func landingPageEscapesNames() async {
         let page = await router(["<script>": (.healthy, [])]).handle(HealthRequest(method: "GET", uri: "/"))
         #expect(body(page).contains("&lt;script&gt;") && !body(page).contains("<td><script>"))
+    }
+
+    /// A grapheme cluster that begins with U+0600 swallows the `<` after it: escaping per
+    /// `Character` let `<img … onerror=…>` through. Per scalar, nothing opens markup, and bidi and
+    /// control characters become numeric references.
+    @Test func escapingWorksOnScalarsAndNeutralisesInvisibleCharacters() {
+        let hostile = "\u{0600}<img src=x onerror=alert(1)>\u{202E}\u{2066}\u{0007}\u{200B}\"'"
+        let escaped = HTML.escape(hostile)
+        #expect(!escaped.unicodeScalars.contains { "<>\"'".unicodeScalars.contains($0) })
+        #expect(escaped == "&#x600;&lt;img src=x onerror=alert(1)&gt;&#x202E;&#x2066;&#x7;&#x200B;&quot;&#39;")
+        #expect(HTML.escape("plain ascii, é and 日本") == "plain ascii, é and 日本")
+    }
+
+    /// Every HTML answer forbids script and type sniffing; other answers do not carry the page headers.
+    @Test func htmlAnswersCarryAStrictContentSecurityPolicy() async {
+        let page = await router(["\u{0600}<script>": (.healthy, [])]).handle(HealthRequest(method: "GET", uri: "/"))
+        let policy = page.headers.first { $0.0 == "Content-Security-Policy" }?.1 ?? ""
+        #expect(policy.contains("default-src 'none'") && policy.contains("script-src 'none'") && !policy.contains("unsafe-eval"))
+        #expect(page.headers.contains { $0 == ("X-Content-Type-Options", "nosniff") })
+        #expect(!body(page).contains("<script>"))
+        let probe = await router([:]).handle(HealthRequest(method: "GET", uri: "/livez"))
+        #expect(!probe.headers.contains { $0.0 == "Content-Security-Policy" })
+    }
+
+    /// The probes are answered without rendering (on the event loop, in the server); the rest are not.
+    @Test func probesAreAnsweredNowAndRendersAreNot() {
+        let router = router(["disk": (.healthy, [])])
+        for path in ["/livez", "/readyz", "/readyz/disk", "/nowhere"] {
+            #expect(router.respondNow(HealthRequest(method: "GET", uri: path)) != nil, "\(path)")
+        }
+        for path in ["/", "/metrics", "/health"] {
+            #expect(router.respondNow(HealthRequest(method: "GET", uri: path)) == nil, "\(path)")
+        }
     }
 
     @Test func requestParsing() {

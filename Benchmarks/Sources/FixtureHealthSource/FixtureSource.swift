@@ -12,7 +12,7 @@ public struct FixtureSource: HealthSource, MetricCollector {
         self.fixture = fixture
     }
 
-    public func healthReport() async -> HealthReport { fixture.report }
+    public func healthReport() -> HealthReport { fixture.report }
     public func collect() async -> [MetricFamily] { fixture.families() }
 
     /// The router's collectors, as the daemon has them: the fixture's families, `process_*`, build info.
@@ -21,5 +21,5 @@ public struct FixtureSource: HealthSource, MetricCollector {
     }
 
     public static let identity = ServiceIdentity(serviceID: "fixture", description: "the benchmark fixture", version: "0")
-    public func observedValue(of check: String) async -> (value: Double, unit: String)? { nil }
+    public func observedValue(of check: String) -> (value: Double, unit: String)? { nil }
 }

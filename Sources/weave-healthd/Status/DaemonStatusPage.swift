@@ -19,7 +19,7 @@ struct DaemonStatusPage: StatusPage {
     static let maxBytes = 4 << 20
 
     func render(_ request: HealthRequest, details: Bool) async -> HealthResponse {
-        let report = await source.healthReport()
+        let report = source.healthReport()
         let now = WallClock.now()
         let page = StatusDocument(report: report, apps: source.runtime.apps.views(), history: history.snapshot(at: now), now: now,
                                   details: details, filter: request.values("app").last.flatMap { $0.isEmpty ? nil : $0 })

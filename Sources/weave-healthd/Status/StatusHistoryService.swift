@@ -11,7 +11,7 @@ struct StatusHistoryService: Service {
 
     func run() async throws {
         while true {
-            history.record(Array(await source.healthReport().checks.values), at: WallClock.now())
+            history.record(Array(source.healthReport().checks.values), at: WallClock.now())
             do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: Self.interval) } } catch { return }
         }
     }
