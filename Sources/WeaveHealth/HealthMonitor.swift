@@ -4,10 +4,10 @@ import WeaveSupport
 /// Runs health checks: the checks registered by name, plus those `discover` finds at each round
 /// (with WeaveObservability, `HealthMonitor(container:)` finds every shared service of a container
 /// whose instance conforms to `HealthCheckable`; a `.singleton` not yet made is made).
-/// Checks run concurrently, at most `maxConcurrentChecks` at a time; one that hangs is timed out
-/// without delaying the others, and one that fails affects only itself. After each run a check is
-/// due again after its interval plus up to a tenth of it at random, so checks that start together
-/// spread out. Status changes are published as an `AsyncSequence`.
+/// Checks run concurrently, at most `maxConcurrentChecks` at a time, each on its own clock; one that
+/// hangs is timed out without delaying the others, and one that fails affects only itself. After each
+/// run a check is due again after its interval plus up to a tenth of it at random, so checks that
+/// start together spread out. Status changes are published as an `AsyncSequence`.
 public actor HealthMonitor {
     /// The checks found at each round, by name, beside the registered ones (which they override).
     private nonisolated let discover: @Sendable () async -> [(String, any HealthCheckable)]
@@ -24,6 +24,8 @@ public actor HealthMonitor {
     private var settings: [String: HealthCheckSettings] = [:]
     private var records: [String: HealthCheckRecord] = [:]
     private var due: [String: ContinuousClock.Instant] = [:]
+    /// The checks `run` has started and that have not finished: one run of a check at a time.
+    private var running: Set<String> = []
     private var subscribers: [Int: AsyncStream<HealthTransition>.Continuation] = [:]
     private var nextSubscriber = 0
     /// Where transitions are logged.
@@ -83,15 +85,45 @@ public actor HealthMonitor {
         return report
     }
 
-    /// Runs the checks on their intervals until the task is cancelled, waking every `tick`.
+    /// Runs the checks on their intervals until the task is cancelled, looking for due checks every
+    /// `tick`. Each check is on its own clock: it starts when it is due and not still running, and
+    /// its result is applied the moment it finishes, so a check that takes its whole timeout (or
+    /// never returns) delays no other check's result or schedule.
     public func run(tick: Duration = .seconds(1)) async {
-        while !Task.isCancelled {
-            let now = ContinuousClock.now
-            lastProgress = now
-            let dueChecks = await allChecks().filter { name, _ in (due[name] ?? now) <= now }
-            if !dueChecks.isEmpty { await runChecks(dueChecks) }
-            do { try await Task.sleep(for: tick) } catch { return }
+        await withDiscardingTaskGroup { group in
+            while !Task.isCancelled {
+                let now = ContinuousClock.now
+                lastProgress = now
+                for (name, check) in await allChecks() where running.count < maxConcurrentChecks {
+                    guard (due[name] ?? now) <= now, running.insert(name).inserted else { continue }
+                    let timeout = settings(for: name).timeout
+                    group.addTask {
+                        let (status, duration) = await Self.runOne(check, timeout: timeout)
+                        await self.finish(name, status, duration: duration)
+                    }
+                }
+                do { try await Task.sleep(for: tick) } catch { break }
+            }
+            group.cancelAll()
         }
+        running.removeAll()
+    }
+
+    /// Applies one check's result as soon as it has one, and sets when it is due again.
+    private func finish(_ name: String, _ status: HealthStatus?, duration: Duration) {
+        running.remove(name)
+        // A check cut short by cancellation (shutdown) has no result: its record stays as it was.
+        guard let status else { return }
+        apply(status, to: name, duration: duration)
+        scheduleNext(name, after: ContinuousClock.now)
+        lastProgress = ContinuousClock.now
+        publish()
+    }
+
+    /// Due again after its interval plus up to a tenth of it at random, so checks that start together spread out.
+    private func scheduleNext(_ name: String, after now: ContinuousClock.Instant) {
+        let interval = settings(for: name).interval
+        due[name] = now + interval + interval * Double.random(in: 0..<0.1)
     }
 
     /// Status changes from now on; each call returns a new subscription.
@@ -144,8 +176,7 @@ public actor HealthMonitor {
         // stay as they were, and no transition is logged.
         for case (let name, let status?, let duration) in results {
             apply(status, to: name, duration: duration)
-            let interval = settings(for: name).interval
-            due[name] = now + interval + interval * Double.random(in: 0..<0.1)
+            scheduleNext(name, after: now)
         }
         lastProgress = now
         publish()

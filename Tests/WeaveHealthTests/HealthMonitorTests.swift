@@ -150,6 +150,34 @@ private final class Scripted: HealthCheckable {
         #expect(report.checks["hangs"]!.lastDuration >= .milliseconds(100))
     }
 
+    /// Each check on its own clock: beside a check that never returns (and whose timeout is an
+    /// hour), a check on a short interval runs again and again, and each of its results is applied
+    /// when it finishes. Rounds that waited for every check of the round ran it once, then waited.
+    @Test func aHungCheckHoldsNoOtherChecksResult() async throws {
+        let monitor = HealthMonitor(container: Container())
+        await monitor.register("hangs", settings: HealthCheckSettings(interval: .milliseconds(100), timeout: .seconds(3_600))) {
+            await Hang.forever()
+            return .healthy
+        }
+        let runs = Locked(0)
+        await monitor.register("flips", settings: HealthCheckSettings(interval: .milliseconds(100), timeout: .seconds(5))) {
+            let run = runs.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            return run.isMultiple(of: 2) ? .unhealthy(error: Failure(code: run)) : .healthy
+        }
+        let running = Task { await monitor.run(tick: .milliseconds(20)) }
+        // A bound on waiting, not a timing assertion: the old rounds would have waited an hour.
+        for _ in 0..<3_000 where runs.withLock({ $0 }) < 4 { try await Task.sleep(for: .milliseconds(20)) }
+        let report = monitor.latestReport
+        running.cancel()
+        await running.value
+        #expect(runs.withLock { $0 } >= 4, "the flipping check ran again while the other hung")
+        #expect(report.checks["flips"] != nil)
+        #expect(report.checks["hangs"] == nil, "the hung check never finished, and has no result")
+    }
+
     @Test func flapDampingNeedsConsecutiveResults() async {
         let monitor = HealthMonitor(container: Container())
         let script = Scripted([.healthy, .unhealthy(error: Failure(code: 1)), .unhealthy(error: Failure(code: 2)),
