@@ -11,7 +11,9 @@
 #include <openssl/x509v3.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -24,7 +26,8 @@ static struct {
     const SSL_METHOD *(*TLS_client_method)(void);
     SSL_CTX *(*SSL_CTX_new)(const SSL_METHOD *);
     long (*SSL_CTX_ctrl)(SSL_CTX *, int, long, void *);
-    int (*SSL_CTX_load_verify_locations)(SSL_CTX *, const char *, const char *);
+    X509_STORE *(*SSL_CTX_get_cert_store)(const SSL_CTX *);
+    uint64_t (*SSL_CTX_set_options)(SSL_CTX *, uint64_t);
     int (*SSL_CTX_set_default_verify_paths)(SSL_CTX *);
     int (*SSL_CTX_use_certificate_chain_file)(SSL_CTX *, const char *);
     int (*SSL_CTX_use_PrivateKey_file)(SSL_CTX *, const char *, int);
@@ -50,6 +53,11 @@ static struct {
     int (*OPENSSL_sk_num)(const OPENSSL_STACK *);
     void *(*OPENSSL_sk_value)(const OPENSSL_STACK *, int);
     int (*ASN1_TIME_to_tm)(const ASN1_TIME *, struct tm *);
+    BIO *(*BIO_new_mem_buf)(const void *, int);
+    int (*BIO_free)(BIO *);
+    X509 *(*PEM_read_bio_X509)(BIO *, X509 **, pem_password_cb *, void *);
+    int (*X509_STORE_add_cert)(X509_STORE *, X509 *);
+    void (*ERR_clear_error)(void);
     unsigned long (*ERR_get_error)(void);
     unsigned long (*ERR_peek_error)(void);
     void (*ERR_error_string_n)(unsigned long, char *, size_t);
@@ -66,14 +74,15 @@ static void load(void) {
     }
 #define FROM(library, name) \
     if (!(*(void **)&L.name = dlsym(library, #name))) { snprintf(load_error, sizeof load_error, "OpenSSL has no %s", #name); return; }
-    FROM(ssl, TLS_client_method) FROM(ssl, SSL_CTX_new) FROM(ssl, SSL_CTX_ctrl) FROM(ssl, SSL_CTX_load_verify_locations)
+    FROM(ssl, TLS_client_method) FROM(ssl, SSL_CTX_new) FROM(ssl, SSL_CTX_ctrl) FROM(ssl, SSL_CTX_get_cert_store) FROM(ssl, SSL_CTX_set_options)
     FROM(ssl, SSL_CTX_set_default_verify_paths) FROM(ssl, SSL_CTX_use_certificate_chain_file) FROM(ssl, SSL_CTX_use_PrivateKey_file)
     FROM(ssl, SSL_CTX_set_verify) FROM(ssl, SSL_CTX_free) FROM(ssl, SSL_new) FROM(ssl, SSL_ctrl) FROM(ssl, SSL_set1_host)
     FROM(ssl, SSL_set_fd) FROM(ssl, SSL_connect) FROM(ssl, SSL_get_error) FROM(ssl, SSL_get_version) FROM(ssl, SSL_get_verify_result)
     FROM(ssl, SSL_get1_peer_certificate) FROM(ssl, SSL_get_peer_cert_chain) FROM(ssl, SSL_write) FROM(ssl, SSL_read)
     FROM(ssl, SSL_shutdown) FROM(ssl, SSL_free)
     FROM(crypto, X509_verify_cert_error_string) FROM(crypto, X509_get0_notAfter) FROM(crypto, X509_free) FROM(crypto, OPENSSL_sk_num)
-    FROM(crypto, OPENSSL_sk_value) FROM(crypto, ASN1_TIME_to_tm) FROM(crypto, ERR_get_error) FROM(crypto, ERR_peek_error)
+    FROM(crypto, OPENSSL_sk_value) FROM(crypto, ASN1_TIME_to_tm) FROM(crypto, BIO_new_mem_buf) FROM(crypto, BIO_free) FROM(crypto, PEM_read_bio_X509)
+    FROM(crypto, X509_STORE_add_cert) FROM(crypto, ERR_clear_error) FROM(crypto, ERR_get_error) FROM(crypto, ERR_peek_error)
     FROM(crypto, ERR_error_string_n)
 #undef FROM
 }
@@ -92,21 +101,102 @@ static int wait_for(int fd, short events, long long deadline) {
     return r > 0;
 }
 
-static void ssl_error(weave_tls_result *result, const char *what) {
+// `what`, and the first error OpenSSL queued for this call (each call starts with an empty queue,
+// so the reason is never another call's).
+static void ssl_error_text(char *out, size_t capacity, const char *what) {
     unsigned long code = L.ERR_get_error();
     if (code) {
         char text[160];
         L.ERR_error_string_n(code, text, sizeof text);
-        snprintf(result->error, sizeof result->error, "%s: %s", what, text);
+        snprintf(out, capacity, "%s: %s", what, text);
     } else {
-        snprintf(result->error, sizeof result->error, "%s", what);
+        snprintf(out, capacity, "%s", what);
     }
+    L.ERR_clear_error();
 }
 
-static double asn1_seconds(const ASN1_TIME *time) {
+static void ssl_error(weave_tls_result *result, const char *what) { ssl_error_text(result->error, sizeof result->error, what); }
+
+// The seconds since the epoch of an ASN.1 time, any date (before 1970 too); 0 when it has none.
+static int asn1_seconds(const ASN1_TIME *time, double *seconds) {
     struct tm parts;
     if (!time || L.ASN1_TIME_to_tm(time, &parts) != 1) return 0;
-    return (double)timegm(&parts);
+    *seconds = (double)timegm(&parts);
+    return 1;
+}
+
+static void note_expiry(weave_tls_result *result, const X509 *certificate) {
+    double expiry;
+    if (!certificate || !asn1_seconds(L.X509_get0_notAfter(certificate), &expiry)) return;
+    if (!result->has_expiry || expiry < result->earliest_expiry) result->earliest_expiry = expiry;
+    result->has_expiry = 1;
+}
+
+struct weave_tls_context {
+    SSL_CTX *ssl;
+};
+
+weave_tls_context *weave_tls_context_new(const unsigned char *ca_pem, size_t ca_length, const char *client_cert,
+                                         const char *client_key, char *error, size_t error_capacity) {
+    pthread_once(&loaded, load);
+    if (load_error[0]) {
+        snprintf(error, error_capacity, "%s", load_error);
+        return NULL;
+    }
+    L.ERR_clear_error();
+    SSL_CTX *ssl = L.SSL_CTX_new(L.TLS_client_method());
+    if (!ssl) {
+        ssl_error_text(error, error_capacity, "cannot make a TLS context");
+        return NULL;
+    }
+    L.SSL_CTX_ctrl(ssl, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_VERSION, NULL);
+    // A peer that closes the connection without close_notify after a complete answer has answered
+    // (curl and browsers agree); OpenSSL 3 would call it "unexpected eof while reading".
+    L.SSL_CTX_set_options(ssl, SSL_OP_IGNORE_UNEXPECTED_EOF);
+    if (ca_pem) {
+        BIO *bio = L.BIO_new_mem_buf(ca_pem, (int)ca_length);
+        X509_STORE *store = L.SSL_CTX_get_cert_store(ssl);
+        int added = 0;
+        X509 *certificate;
+        while (bio && (certificate = L.PEM_read_bio_X509(bio, NULL, NULL, NULL))) {
+            added += L.X509_STORE_add_cert(store, certificate) == 1;
+            L.X509_free(certificate);
+        }
+        if (bio) L.BIO_free(bio);
+        L.ERR_clear_error(); // the end of the PEM text is reported as an error
+        if (added == 0) {
+            snprintf(error, error_capacity, "the CA file holds no PEM certificate OpenSSL can read");
+            L.SSL_CTX_free(ssl);
+            return NULL;
+        }
+    } else if (L.SSL_CTX_set_default_verify_paths(ssl) != 1) {
+        ssl_error_text(error, error_capacity, "cannot load the system's CA certificates");
+        L.SSL_CTX_free(ssl);
+        return NULL;
+    }
+    if (client_cert && (L.SSL_CTX_use_certificate_chain_file(ssl, client_cert) != 1
+                        || L.SSL_CTX_use_PrivateKey_file(ssl, client_key, SSL_FILETYPE_PEM) != 1)) {
+        ssl_error_text(error, error_capacity, "cannot load the client certificate");
+        L.SSL_CTX_free(ssl);
+        return NULL;
+    }
+    // The handshake completes whatever the chain says: the verdict is read afterwards, so an expired
+    // or mismatched certificate is reported with its dates rather than as a failed connection.
+    L.SSL_CTX_set_verify(ssl, SSL_VERIFY_NONE, NULL);
+    weave_tls_context *context = malloc(sizeof *context);
+    if (!context) {
+        L.SSL_CTX_free(ssl);
+        snprintf(error, error_capacity, "out of memory");
+        return NULL;
+    }
+    context->ssl = ssl;
+    return context;
+}
+
+void weave_tls_context_free(weave_tls_context *context) {
+    if (!context) return;
+    L.SSL_CTX_free(context->ssl);
+    free(context);
 }
 
 static int connect_within(const char *host, int port, long long deadline, weave_tls_result *result) {
@@ -148,35 +238,15 @@ static int drive(SSL *ssl, int fd, int status, long long deadline) {
     return -1;
 }
 
-int weave_tls_get(const weave_tls_request *request, weave_tls_result *result) {
+int weave_tls_get(weave_tls_context *context, const weave_tls_request *request, weave_tls_result *result) {
     memset(result, 0, sizeof *result);
-    pthread_once(&loaded, load);
-    if (load_error[0]) {
-        snprintf(result->error, sizeof result->error, "%s", load_error);
-        return -1;
-    }
+    L.ERR_clear_error(); // what an earlier call on this thread left is not this call's reason
     long long deadline = now_ms() + request->timeout_ms;
     int fd = connect_within(request->host, request->port, deadline, result);
     if (fd < 0) return -1;
     int outcome = -1;
-    SSL_CTX *context = L.SSL_CTX_new(L.TLS_client_method());
-    SSL *ssl = NULL;
-    if (!context) { ssl_error(result, "cannot make a TLS context"); goto done; }
-    L.SSL_CTX_ctrl(context, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_VERSION, NULL);
-    if (request->ca_file ? L.SSL_CTX_load_verify_locations(context, request->ca_file, NULL) != 1
-                         : L.SSL_CTX_set_default_verify_paths(context) != 1) {
-        ssl_error(result, "cannot load the CA certificates");
-        goto done;
-    }
-    if (request->client_cert && (L.SSL_CTX_use_certificate_chain_file(context, request->client_cert) != 1
-                                 || L.SSL_CTX_use_PrivateKey_file(context, request->client_key, SSL_FILETYPE_PEM) != 1)) {
-        ssl_error(result, "cannot load the client certificate");
-        goto done;
-    }
-    // The handshake completes whatever the chain says: the verdict is read afterwards, so an expired
-    // or mismatched certificate is reported with its dates rather than as a failed connection.
-    L.SSL_CTX_set_verify(context, SSL_VERIFY_NONE, NULL);
-    ssl = L.SSL_new(context);
+    SSL *ssl = L.SSL_new(context->ssl);
+    if (!ssl) { ssl_error(result, "cannot make a TLS session"); goto done; }
     const char *name = request->server_name ? request->server_name : request->host;
     L.SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name, (void *)name);
     L.SSL_set1_host(ssl, name);
@@ -196,15 +266,11 @@ int weave_tls_get(const weave_tls_request *request, weave_tls_result *result) {
     result->verified = verify == X509_V_OK;
     if (!result->verified) snprintf(result->verify_error, sizeof result->verify_error, "%s", L.X509_verify_cert_error_string(verify));
     X509 *leaf = L.SSL_get1_peer_certificate(ssl);
-    if (leaf) {
-        result->leaf_expiry = asn1_seconds(L.X509_get0_notAfter(leaf));
-        L.X509_free(leaf);
-    }
+    note_expiry(result, leaf);
+    if (leaf) L.X509_free(leaf);
     STACK_OF(X509) *chain = L.SSL_get_peer_cert_chain(ssl);
-    result->earliest_expiry = result->leaf_expiry;
     for (int i = 0; chain && i < L.OPENSSL_sk_num((const OPENSSL_STACK *)chain); i++) {
-        double expiry = asn1_seconds(L.X509_get0_notAfter(L.OPENSSL_sk_value((const OPENSSL_STACK *)chain, i)));
-        if (expiry > 0 && (result->earliest_expiry == 0 || expiry < result->earliest_expiry)) result->earliest_expiry = expiry;
+        note_expiry(result, L.OPENSSL_sk_value((const OPENSSL_STACK *)chain, i));
     }
     size_t sent = 0, length = strlen(request->request);
     while (sent < length) {
@@ -231,7 +297,7 @@ int weave_tls_get(const weave_tls_request *request, weave_tls_result *result) {
     outcome = 0;
 done:
     if (ssl) { L.SSL_shutdown(ssl); L.SSL_free(ssl); }
-    if (context) L.SSL_CTX_free(context);
+    L.ERR_clear_error();
     close(fd);
     return outcome;
 }

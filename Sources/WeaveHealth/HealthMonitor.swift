@@ -26,6 +26,8 @@ public actor HealthMonitor {
     private var due: [String: ContinuousClock.Instant] = [:]
     /// The checks `run` has started and that have not finished: one run of a check at a time.
     private var running: Set<String> = []
+    /// The first pass's checks without a result yet, until when they are awaited, and whom to tell.
+    private var awaitingFirst: (pending: Set<String>, deadline: ContinuousClock.Instant, notify: @Sendable () -> Void)?
     private var subscribers: [Int: AsyncStream<HealthTransition>.Continuation] = [:]
     private var nextSubscriber = 0
     /// Where transitions are logged.
@@ -89,24 +91,45 @@ public actor HealthMonitor {
     /// `tick`. Each check is on its own clock: it starts when it is due and not still running, and
     /// its result is applied the moment it finishes, so a check that takes its whole timeout (or
     /// never returns) delays no other check's result or schedule.
-    public func run(tick: Duration = .seconds(1)) async {
+    ///
+    /// `firstResults` is called once: when every check of the first pass has a result, or after
+    /// `firstResultsWithin`, whichever comes first (a server marks itself started then: one check
+    /// stalled for its whole timeout does not hold the others' results back).
+    public func run(tick: Duration = .seconds(1), firstResultsWithin wait: Duration = .seconds(5),
+                    firstResults: (@Sendable () -> Void)? = nil) async {
+        var firstPass = true
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
                 let now = ContinuousClock.now
                 lastProgress = now
+                var started: Set<String> = []
                 for (name, check) in await allChecks() where running.count < maxConcurrentChecks {
                     guard (due[name] ?? now) <= now, running.insert(name).inserted else { continue }
+                    started.insert(name)
                     let timeout = settings(for: name).timeout
                     group.addTask {
                         let (status, duration) = await Self.runOne(check, timeout: timeout)
                         await self.finish(name, status, duration: duration)
                     }
                 }
-                do { try await Task.sleep(for: tick) } catch { break }
+                if firstPass, let firstResults {
+                    awaitingFirst = (started.subtracting(records.keys), now + wait, firstResults)
+                    firstPass = false
+                }
+                noteFirstResults()
+                do { try await Task.sleep(for: min(tick, awaitingFirst.map { $0.deadline - ContinuousClock.now } ?? tick)) } catch { break }
             }
             group.cancelAll()
         }
         running.removeAll()
+        awaitingFirst = nil
+    }
+
+    /// Calls the first pass's `firstResults` once all its checks have results, or its time is up.
+    private func noteFirstResults() {
+        guard let (pending, deadline, notify) = awaitingFirst, pending.isEmpty || ContinuousClock.now >= deadline else { return }
+        awaitingFirst = nil
+        notify()
     }
 
     /// Applies one check's result as soon as it has one, and sets when it is due again.
@@ -114,6 +137,8 @@ public actor HealthMonitor {
         running.remove(name)
         // A check cut short by cancellation (shutdown) has no result: its record stays as it was.
         guard let status else { return }
+        awaitingFirst?.pending.remove(name)
+        defer { noteFirstResults() }
         apply(status, to: name, duration: duration)
         scheduleNext(name, after: ContinuousClock.now)
         lastProgress = ContinuousClock.now

@@ -2,8 +2,9 @@
 /// keep a page inert whatever it holds.
 public enum HTML {
     /// `text` with `& < > " '` as character references, and every control, bidirectional-override
-    /// and other invisible formatting character as a numeric reference, so another process's string
-    /// neither opens markup nor reorders what a person reads.
+    /// and other invisible formatting character shown as its code (`\u{202E}`), so another process's
+    /// string neither opens markup nor reorders or hides what a person reads. (A numeric reference
+    /// would not do: `&#x202E;` is the override itself once the browser has read it.)
     ///
     /// It works on Unicode scalars, not on `Character`s: a grapheme cluster such as U+0600 followed
     /// by `<` is one `Character` that is not `"<"`, and a check per `Character` let the `<` through.
@@ -19,7 +20,7 @@ public enum HTML {
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
             case "'": out += "&#39;"
-            case _ where needsReference(scalar): out += "&#x\(String(scalar.value, radix: 16, uppercase: true));"
+            case _ where needsReference(scalar): out += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
             default: out.unicodeScalars.append(scalar)
             }
         }
@@ -37,7 +38,7 @@ public enum HTML {
         ("Referrer-Policy", "no-referrer"),
     ]
 
-    /// Whether `scalar` is written as a reference: the five markup characters, C0 and C1 controls
+    /// Whether `scalar` is written otherwise: the five markup characters, C0 and C1 controls
     /// (tab and newline stay), and the invisible formatting characters (general category Cf: the
     /// bidirectional embeddings, overrides and isolates, zero-width joiners, U+0600's prepended
     /// marks), plus the line and paragraph separators.

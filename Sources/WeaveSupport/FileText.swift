@@ -30,6 +30,39 @@ package func readTextFile(_ path: String, limit: Int) -> Result<String, FileRead
     }
 }
 
+/// A whole regular file of at most `limit` bytes, for files a configuration names (a CA bundle, a
+/// token). Opened without blocking and checked before a byte is read: a FIFO, a device, a directory
+/// or a socket is refused with what it is, so `open()` and `read()` never wait on a writer.
+package func readRegularFile(_ path: String, limit: Int) -> Result<[UInt8], FileReadError> {
+    let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+    guard fd >= 0 else { return .failure(FileReadError(SystemError.text(errno))) }
+    defer { close(fd) }
+    var status = stat()
+    guard fstat(fd, &status) == 0 else { return .failure(FileReadError(SystemError.text(errno))) }
+    let kind: String? = switch status.st_mode & S_IFMT {
+    case S_IFREG: nil
+    case S_IFDIR: "a directory"
+    case S_IFIFO: "a FIFO"
+    case S_IFCHR, S_IFBLK: "a device"
+    case S_IFSOCK: "a socket"
+    default: "not a regular file"
+    }
+    if let kind { return .failure(FileReadError("it is \(kind), not a regular file")) }
+    guard Int(status.st_size) <= limit else {
+        return .failure(FileReadError("it is \(status.st_size) bytes, more than the \(limit) allowed"))
+    }
+    var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
+    var filled = 0
+    while filled < bytes.count {
+        let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
+        if count < 0, errno == EINTR { continue }
+        if count < 0 { return .failure(FileReadError(SystemError.text(errno))) }
+        if count == 0 { break }
+        filled += count
+    }
+    return .success(Array(bytes.prefix(filled)))
+}
+
 /// A small whole file as text (at most 4 MiB), or nil.
 package func readTextFile(_ path: String) -> String? {
     try? readTextFile(path, limit: 4 << 20).get()

@@ -49,6 +49,10 @@ public struct SystemdUnit: Sendable, Equatable {
     /// Why a unit could not be read: the bus, or systemd's answer, in words.
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public let description: String
+
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     /// Reads `unit` from the system bus (`$DBUS_SYSTEM_BUS_ADDRESS`, else `/run/dbus/system_bus_socket`),

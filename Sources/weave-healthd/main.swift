@@ -131,8 +131,10 @@ if serverConnections < serverConfiguration.maxConnections {
     logger.warning("The descriptor limit (\(descriptors.limit ?? 0)) allows only \(serverConnections) connections; raise LimitNOFILE= for more")
 }
 let appConnections = ConnectionPool(capacity: descriptors.keptAppConnections(serverConnections: serverConnections))
+// Every blocking library call of the daemon, on a few threads of their own, whatever is stuck.
+let blocking = BlockingCalls()
 let source = DaemonSource(await Runtime(configuration: configuration, group: group, connections: appConnections,
-                                       ownSockets: serverConfiguration.listeners.compactMap(\.unixPath)))
+                                       blocking: blocking, ownSockets: serverConfiguration.listeners.compactMap(\.unixPath)))
 var pressure = MemoryPressureConfiguration()
 pressure.trigger = configuration.memoryPressureTrigger
 MemoryPressureMonitor(configuration: pressure, containers: { [source.runtime.container] }).start()
@@ -153,14 +155,14 @@ let own: [any MetricCollector] = [
     BuildInfo(identity: identity),
 ]
 let collectors: [any MetricCollector] = [AppMetrics(own: own, fleet: { source.runtime.apps }, trimmer: trimmer,
-                                                    textfiles: Textfiles { source.runtime.configuration.textfile })]
+                                                    textfiles: Textfiles(blocking: blocking) { source.runtime.configuration.textfile })]
 let history = StatusHistory()
 let router = HealthRouter(configuration: serverConfiguration, identity: identity, collectors: collectors, source: source,
                           lifecycle: lifecycle, statistics: { source.runtime.container.statistics() },
                           statusPage: DaemonStatusPage(source: source, history: history, identity: identity))
 let server = HealthServer(router: router, group: group, inheritedSockets: inheritedSockets,
                           logger: Logger(label: "weave.healthd.http"))
-let (reloads, reloadContinuation) = AsyncStream<Void>.makeStream()
+let (reloads, reloadContinuation) = AsyncStream<Runtime>.makeStream()
 
 var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
     // Listed in start order; graceful shutdown runs in reverse: STOPPING=1 goes out, reloads stop,
@@ -171,7 +173,7 @@ var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
     .init(service: trimmer),
     .init(service: server),
     .init(service: ReloadService(path: configPath, notifier: notifier, source: source, router: router,
-                                 socketActivated: !activated.isEmpty, group: group, connections: appConnections,
+                                 socketActivated: !activated.isEmpty, group: group, connections: appConnections, blocking: blocking,
                                  reloaded: reloadContinuation, outcomes: reloadOutcomes, logger: logger)),
     .init(service: NotifyService(notifier: notifier, server: server, source: source, lifecycle: lifecycle, group: group,
                                  logger: logger)),
@@ -182,14 +184,20 @@ if TestHooksService.isEnabled {
 var groupConfiguration = ServiceGroupConfiguration(
     services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
 groupConfiguration.maximumGracefulShutdownDuration = .seconds(2)
+/// Ends the process once the last entries are written (unless journald is stalled: shutdown must not
+/// wait for it). `_exit`, not `exit`: a blocking call may still run on one of `blocking`'s threads (an
+/// https check inside OpenSSL), and `exit`'s handlers would tear OpenSSL down under it.
+func end(_ status: Int32) -> Never {
+    JournalWriter.shared.flush(timeout: .milliseconds(500))
+    fflush(nil)
+    _exit(status)
+}
+
 do {
     try await ServiceGroup(configuration: groupConfiguration).run()
 } catch {
     logger.error("weave-healthd stopped: \(error)")
-    JournalWriter.shared.flush(timeout: .milliseconds(500))
-    exit(1)
+    end(1)
 }
 logger.info("weave-healthd stopped", metadata: WeaveEvent.shutdown.metadata)
-// The last entries, unless journald is stalled: shutdown must not wait for it.
-JournalWriter.shared.flush(timeout: .milliseconds(500))
-exit(0)
+end(0)

@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 @testable import weave_healthd
 import WeaveDI
@@ -143,10 +144,45 @@ import WeavePrometheus
 
     @Test func dnsCheckComparesTheAnswer() async {
         let observations = Observations()
-        let found = await DNSCheck(name: "d", host: "localhost", expectedAddresses: ["127.0.0.1"], observations: observations).healthCheck()
+        let found = await DNSCheck(name: "d", host: "localhost", expectedAddresses: ["127.0.0.1"], timeout: .seconds(5), blocking: BlockingCalls(), observations: observations).healthCheck()
         #expect(found.state == .healthy, "\(found)")
-        let wrong = await DNSCheck(name: "d", host: "localhost", expectedAddresses: ["192.0.2.7"], observations: observations).healthCheck()
+        let wrong = await DNSCheck(name: "d", host: "localhost", expectedAddresses: ["192.0.2.7"], timeout: .seconds(5), blocking: BlockingCalls(), observations: observations).healthCheck()
         #expect(wrong.state == .unhealthy && wrong.reason?.contains("without 192.0.2.7") == true, "\(wrong)")
+    }
+
+    /// `ca_file` is read when the configuration is loaded: a FIFO, a directory, a missing file, one
+    /// past the limit or one without a certificate is a positioned error, and nothing blocks.
+    @Test func caFileIsARegularBoundedFileOfCertificates() throws {
+        let directory = "/tmp/weave-ca-\(getpid())"
+        mkdir(directory, 0o700)
+        defer {
+            for name in ["fifo.pem", "garbage.pem", "ca.pem", "huge.pem"] { unlink(directory + "/" + name) }
+            rmdir(directory)
+        }
+        mkfifo(directory + "/fifo.pem", 0o600)
+        func write(_ name: String, _ text: String) {
+            let file = fopen(directory + "/" + name, "w")!
+            fputs(text, file)
+            fclose(file)
+        }
+        write("garbage.pem", "not a certificate\n")
+        write("ca.pem", "-----BEGIN CERTIFICATE-----\nMII=\n-----END CERTIFICATE-----\n")
+        write("huge.pem", "")
+        #expect(truncate(directory + "/huge.pem", 100 << 20) == 0) // sparse: refused on its size, never read
+        func check(_ file: String) -> String {
+            do {
+                _ = try parse("checks:\n  - name: a\n    type: http\n    url: https://x/\n    ca_file: \(file)\n")
+                return "accepted"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(check(directory + "/fifo.pem").hasPrefix("test.yaml:5:14: ca_file \(directory)/fifo.pem cannot be used: it is a FIFO, not a regular file"))
+        #expect(check(directory).contains("it is a directory, not a regular file"))
+        #expect(check(directory + "/missing.pem").contains("cannot be used: No such file"))
+        #expect(check(directory + "/huge.pem").contains("is 104857600 bytes, more than the 4194304 allowed"))
+        #expect(check(directory + "/garbage.pem").contains("holds no PEM certificate"))
+        #expect(check(directory + "/ca.pem") == "accepted")
     }
 
     @Test func durationsAndURLs() {

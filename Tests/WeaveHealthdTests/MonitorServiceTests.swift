@@ -8,7 +8,7 @@ import WeaveHealthServer
 /// A runtime of `checks` (YAML list items, indented two spaces), without applications.
 private func runtime(checks: String, group: MultiThreadedEventLoopGroup) async throws -> Runtime {
     let configuration = try ConfigurationLoader(file: "test.yaml", text: "checks:\n" + checks + "apps: {discover: false}\n").parse()
-    return await Runtime(configuration: configuration, group: group, connections: ConnectionPool(capacity: 16))
+    return await Runtime(configuration: configuration, group: group, connections: ConnectionPool(capacity: 16), blocking: BlockingCalls())
 }
 
 @Suite struct MonitorServiceTests {
@@ -19,7 +19,7 @@ private func runtime(checks: String, group: MultiThreadedEventLoopGroup) async t
         let source = DaemonSource(try await runtime(checks: "  - {name: container, type: container, interval: 1h}\n", group: group))
         let lifecycle = ServerLifecycle()
         let listening = Mutex(false)
-        let (reloads, _) = AsyncStream<Void>.makeStream()
+        let (reloads, _) = AsyncStream<Runtime>.makeStream()
         let service = MonitorService(source: source, lifecycle: lifecycle, reloads: reloads, listening: { listening.withLock { $0 } })
         let running = Task { try await service.run() }
         try await Task.sleep(for: .milliseconds(300))
@@ -45,8 +45,7 @@ private func runtime(checks: String, group: MultiThreadedEventLoopGroup) async t
               - {name: root, type: disk, path: /, interval: 1h}
 
             """, group: group)
-        await runtime.firstRound()
-        for _ in 0..<3 { _ = await runtime.monitor.checkAll() }
+        for _ in 0..<4 { _ = await runtime.monitor.checkAll() }
         let services = runtime.container.statistics().services
         #expect(services.map(\.service).sorted() == ["container (HealthCheckable)", "root (HealthCheckable)"])
         for service in services {

@@ -36,7 +36,7 @@ import WeavePrometheus
         #expect(files[0].modified > 1_700_000_000)
         #expect(files[1].failure?.hasPrefix("not a valid exposition") == true && files[1].families.isEmpty)
         #expect(files[2].failure == "104857600 bytes, more than max_file_bytes (4194304)")
-        let collector = Textfiles { TextfileConfiguration(directory: path) }
+        let collector = Textfiles(blocking: BlockingCalls()) { TextfileConfiguration(directory: path) }
         let text = String(decoding: Exposition.render(collector.families(files, dropped: []), format: .prometheusText), as: UTF8.self)
         #expect(text.contains("weave_textfile_scrape_error{file=\"broken.prom\"} 1\n"))
         #expect(text.contains("weave_textfile_scrape_error{file=\"backup.prom\"} 0\n"))

@@ -22,6 +22,8 @@ final class AppFleet: Sendable {
     private let states = Locked<[String: AppState]>([:])
     /// One idle connection per application between its scrapes and health rounds, as many as it holds.
     private let connections: ConnectionPool
+    /// Where systemd is asked about an application's unit (sd-bus blocks).
+    private let blocking: BlockingCalls
     /// The sockets the directory held when it was last listed, and why the last listing failed.
     private let discovery = Locked<(found: [AppTarget], failure: String?)>(([], nil))
     /// The scrape in progress, which a `/metrics` asked meanwhile shares.
@@ -78,9 +80,11 @@ final class AppFleet: Sendable {
     /// at most: an application whose components do not fit in what is left is down for that round.
     static let maxHealthKept = 16 << 20
 
-    init(configuration: AppsConfiguration, group: any EventLoopGroup, connections: ConnectionPool, ownSockets: [String] = [],
+    init(configuration: AppsConfiguration, group: any EventLoopGroup, connections: ConnectionPool,
+         blocking: BlockingCalls = BlockingCalls(maxThreads: 2), ownSockets: [String] = [],
          logger: Logger = Logger(label: "weave.healthd.apps")) {
         self.configuration = configuration
+        self.blocking = blocking
         self.ownSockets = ownSockets
         self.group = group
         self.connections = connections
@@ -349,7 +353,8 @@ final class AppFleet: Sendable {
             } catch {
                 outcome = .failure(FetchFailure(NetworkFailure.reason(error, target: target.address)))
             }
-            if notes { note(target, await withUnitState(outcome.map { _ in () }, of: target), asked: left > .zero) }
+            // A request cut short by shutdown says nothing of the application: nothing is noted or logged.
+            if notes, !Task.isCancelled { note(target, await withUnitState(outcome.map { _ in () }, of: target), asked: left > .zero) }
             return (target, outcome, ContinuousClock.now - start)
         }
         forgetAllBut(targets.map(\.name))
@@ -361,7 +366,7 @@ final class AppFleet: Sendable {
     /// application down and its unit in `activating (auto-restart)` tell one story.
     private func withUnitState(_ outcome: Result<Void, FetchFailure>, of target: AppTarget) async -> Result<Void, FetchFailure> {
         guard case .failure(let failure) = outcome, let unit = target.unit else { return outcome }
-        let state = switch await SystemdUnit.read(unit, timeout: configuration.timeout) {
+        let state = switch await SystemdUnit.read(unit, timeout: configuration.timeout, on: blocking) {
         case .success(let status): status.summary
         case .failure(let error): "\(unit): \(error)"
         }

@@ -24,6 +24,8 @@ struct CheckContext {
     /// The check's timeout (the monitor enforces it too; network checks pass it to their connects).
     let timeout: Duration
     let group: any EventLoopGroup
+    /// Where its blocking library calls run (OpenSSL, sd-bus, getaddrinfo), with the check's name as their key.
+    let blocking: BlockingCalls
     let observations: Observations
     /// The runtime's own container (it holds the check: keep it weakly).
     let container: Container

@@ -8,11 +8,13 @@ struct DNSCheck: HealthCheckable {
     let name: String
     let host: String
     let expectedAddresses: [String]
+    let timeout: Duration
+    let blocking: BlockingCalls
     let observations: Observations
 
     func healthCheck() async -> HealthStatus {
         let start = ContinuousClock.now
-        let answer = await Self.addresses(of: host)
+        let answer = await Self.addresses(of: host, key: "check \(name)", within: timeout, on: blocking)
         switch answer {
         case .failure(let failure):
             return .unhealthy(error: CheckFailure("cannot resolve \(host): \(failure.description)"))
@@ -28,25 +30,30 @@ struct DNSCheck: HealthCheckable {
     }
 
     /// The numeric addresses `host` resolves to, without duplicates, in the resolver's order.
-    /// getaddrinfo blocks, so it runs off the task pool; after the check's timeout the monitor stops
-    /// waiting, and the thread ends with the resolver's own timeout (resolv.conf).
-    static func addresses(of host: String) async -> Result<[String], CheckFailure> {
-        await offThePool {
-            var hints = addrinfo()
-            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-            var list: UnsafeMutablePointer<addrinfo>?
-            let status = getaddrinfo(host, nil, &hints, &list)
-            guard status == 0 else { return .failure(CheckFailure(String(cString: gai_strerror(status)))) }
-            defer { freeaddrinfo(list) }
-            var addresses: [String] = []
-            var entry = list
-            while let current = entry {
-                if let text = numericHost(current.pointee.ai_addr, current.pointee.ai_addrlen), !addresses.contains(text) {
-                    addresses.append(text)
+    /// getaddrinfo blocks, so it runs on `blocking`; after `timeout` the check stops waiting, and the
+    /// thread ends with the resolver's own timeout (resolv.conf), the check not asking again meanwhile.
+    static func addresses(of host: String, key: String, within timeout: Duration, on blocking: BlockingCalls) async
+        -> Result<[String], CheckFailure> {
+        do {
+            return try await blocking.run(key, deadline: timeout) { () -> Result<[String], CheckFailure> in
+                var hints = addrinfo()
+                hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+                var list: UnsafeMutablePointer<addrinfo>?
+                let status = getaddrinfo(host, nil, &hints, &list)
+                guard status == 0 else { return .failure(CheckFailure(String(cString: gai_strerror(status)))) }
+                defer { freeaddrinfo(list) }
+                var addresses: [String] = []
+                var entry = list
+                while let current = entry {
+                    if let text = numericHost(current.pointee.ai_addr, current.pointee.ai_addrlen), !addresses.contains(text) {
+                        addresses.append(text)
+                    }
+                    entry = current.pointee.ai_next
                 }
-                entry = current.pointee.ai_next
+                return .success(addresses)
             }
-            return .success(addresses)
+        } catch {
+            return .failure(CheckFailure("\(error)"))
         }
     }
 
@@ -91,7 +98,8 @@ extension DNSCheck {
         }
 
         func makeCheck(_ context: CheckContext) -> any HealthCheckable {
-            DNSCheck(name: context.name, host: host, expectedAddresses: expectedAddresses, observations: context.observations)
+            DNSCheck(name: context.name, host: host, expectedAddresses: expectedAddresses, timeout: context.timeout,
+                     blocking: context.blocking, observations: context.observations)
         }
     }
 }

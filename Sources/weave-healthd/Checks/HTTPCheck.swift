@@ -15,6 +15,9 @@ struct HTTPCheck: HealthCheckable {
     let tls: TLSSettings
     let timeout: Duration
     let group: any EventLoopGroup
+    /// OpenSSL's context for an https URL, made once for this check (its CAs parsed once).
+    let client: TLSFetch.Client
+    let blocking: BlockingCalls
     let observations: Observations
 
     /// An https check's verification and expiry thresholds.
@@ -40,13 +43,18 @@ struct HTTPCheck: HealthCheckable {
 
     /// The https exchange: the session's verdicts, then the answer's, the worst of them.
     private func secureCheck() async -> HealthStatus {
-        let (url, options, timeout) = (self.url, tls.options, self.timeout)
-        let outcome = await offThePool { () -> Result<TLSFetch.Response, FetchFailure> in
-            do throws(FetchFailure) {
-                return .success(try TLSFetch.get(url, options: options, timeout: timeout, maxBodyBytes: Self.maxBodyBytes))
-            } catch {
-                return .failure(error)
+        let (url, client, timeout) = (self.url, self.client, self.timeout)
+        let outcome: Result<TLSFetch.Response, FetchFailure>
+        do {
+            outcome = try await blocking.run("check \(name)", deadline: timeout) { () -> Result<TLSFetch.Response, FetchFailure> in
+                do throws(FetchFailure) {
+                    return .success(try TLSFetch.get(url, client: client, timeout: timeout, maxBodyBytes: Self.maxBodyBytes))
+                } catch {
+                    return .failure(error)
+                }
             }
+        } catch {
+            outcome = .failure(FetchFailure("\(error)"))
         }
         let response: TLSFetch.Response
         switch outcome {
@@ -129,12 +137,19 @@ extension HTTPCheck {
             if !url.secure, let key = Self.tlsKeys.sorted().first(where: { fields[$0] != nil }) {
                 throw fields.error(key, "\(key) applies to https:// URLs only")
             }
-            tls.options.caFile = try fields.string("ca_file")
+            if let path = try fields.string("ca_file") {
+                tls.options.caCertificates = try Self.caCertificates(path, fields)
+            }
             tls.options.serverName = try fields.string("server_name")
             tls.options.clientCertificate = try fields.string("client_cert")
             tls.options.clientKey = try fields.string("client_key")
             if (tls.options.clientCertificate == nil) != (tls.options.clientKey == nil) {
                 throw fields.error(tls.options.clientCertificate == nil ? "client_key" : "client_cert", "client_cert and client_key go together")
+            }
+            for key in ["client_cert", "client_key"] {
+                if let path = try fields.string(key), case .failure(let failure) = readRegularFile(path, limit: Self.maxCAFileBytes) {
+                    throw fields.error(key, "\(key) \(path) cannot be used: \(failure)")
+                }
             }
             tls.options.insecureSkipVerify = try fields.boolean("insecure_skip_verify") ?? false
             tls.warnDays = Double(try fields.integer("warn_days", in: 0...3_650) ?? 14)
@@ -143,9 +158,27 @@ extension HTTPCheck {
             self.tls = tls
         }
 
+        /// The largest `ca_file` read (Debian's whole bundle is about 220 KB).
+        static let maxCAFileBytes = 4 << 20
+
+        /// `ca_file`'s certificates, read now, once per configuration: a regular file of at most
+        /// `maxCAFileBytes` with at least one PEM certificate, or a positioned error.
+        static func caCertificates(_ path: String, _ fields: ConfigurationFields) throws(ConfigurationError) -> [UInt8] {
+            switch readRegularFile(path, limit: maxCAFileBytes) {
+            case .failure(let failure):
+                throw fields.error("ca_file", "ca_file \(path) cannot be used: \(failure)")
+            case .success(let bytes):
+                guard bytes.firstRange(of: Array("-----BEGIN CERTIFICATE-----".utf8)) != nil else {
+                    throw fields.error("ca_file", "ca_file \(path) holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+                }
+                return bytes
+            }
+        }
+
         func makeCheck(_ context: CheckContext) -> any HealthCheckable {
             HTTPCheck(name: context.name, url: url, expectedStatus: expectedStatus, bodyContains: bodyContains, tls: tls,
-                      timeout: context.timeout, group: context.group, observations: context.observations)
+                      timeout: context.timeout, group: context.group, client: TLSFetch.Client(options: tls.options),
+                      blocking: context.blocking, observations: context.observations)
         }
     }
 }

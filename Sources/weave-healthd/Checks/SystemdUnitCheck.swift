@@ -10,10 +10,11 @@ struct SystemdUnitCheck: HealthCheckable {
     let name: String
     let unit: String
     let timeout: Duration
+    let blocking: BlockingCalls
     let observations: Observations
 
     func healthCheck() async -> HealthStatus {
-        switch await SystemdUnit.read(unit, timeout: timeout) {
+        switch await SystemdUnit.read(unit, timeout: timeout, on: blocking) {
         case .failure(let failure):
             observations.record(name, unit: nil)
             return .unhealthy(error: CheckFailure("\(unit): \(failure)"))
@@ -52,17 +53,22 @@ extension SystemdUnitCheck {
         }
 
         func makeCheck(_ context: CheckContext) -> any HealthCheckable {
-            SystemdUnitCheck(name: context.name, unit: unit, timeout: context.timeout, observations: context.observations)
+            SystemdUnitCheck(name: context.name, unit: unit, timeout: context.timeout, blocking: context.blocking,
+                             observations: context.observations)
         }
     }
 }
 
 extension SystemdUnit {
-    /// `status(of:timeout:)` on a thread of its own (sd-bus blocks), for the check and for the
-    /// applications that name their unit.
-    static func read(_ unit: String, timeout: Duration) async -> Result<SystemdUnit, Failure> {
-        await offThePool {
-            do throws(Failure) { return .success(try status(of: unit, timeout: timeout)) } catch { return .failure(error) }
+    /// `status(of:timeout:)` on `blocking` (sd-bus blocks), for the check and for the applications
+    /// that name their unit: one call per unit at a time, however long a bus takes to answer.
+    static func read(_ unit: String, timeout: Duration, on blocking: BlockingCalls) async -> Result<SystemdUnit, Failure> {
+        do {
+            return try await blocking.run("unit \(unit)", deadline: timeout) { () -> Result<SystemdUnit, Failure> in
+                do throws(Failure) { return .success(try status(of: unit, timeout: timeout)) } catch { return .failure(error) }
+            }
+        } catch {
+            return .failure(Failure(description: "systemd was not asked: \(error)"))
         }
     }
 }

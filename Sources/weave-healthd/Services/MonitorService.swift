@@ -1,36 +1,62 @@
 import ServiceLifecycle
 import WeaveHealthServer
+import WeaveSupport
 
-/// Runs the current runtime's health checks: one round at startup (then readiness may pass), then
-/// on their intervals; a reload swaps in a runtime whose first round has already run (see
-/// `ReloadService`), and this moves the schedule to it. Cancelled at shutdown.
+/// Runs the current runtime's health checks, each on its own clock, and reads its applications'
+/// health once at the start; readiness may pass once both have results (or `firstResultsWithin`
+/// has passed: a check stalled for its whole timeout holds nothing back). A reload hands over a new
+/// runtime: its checks start at once, and it replaces the old one (whose checks are then cancelled)
+/// when it has results of its own, so `/health` never answers from a runtime without results.
+/// Cancelled at shutdown.
 ///
-/// The first round waits until `listening` (at most `listenTimeout`): a check of the daemon's own
+/// The first checks wait until `listening` (at most `listenTimeout`): a check of the daemon's own
 /// port, as in the embedded configuration, would otherwise race the bind, fail, and hold readiness
 /// down until its next round.
 struct MonitorService: Service {
     let source: DaemonSource
     let lifecycle: ServerLifecycle
-    let reloads: AsyncStream<Void>
+    /// The runtimes of accepted reloads, in order.
+    let reloads: AsyncStream<Runtime>
     let listening: @Sendable () -> Bool
     var listenTimeout: Duration = .seconds(5)
+    /// How long a runtime's first results are awaited before it serves anyway.
+    var firstResultsWithin: Duration = Defaults.checkTimeout
 
     func run() async throws {
         let deadline = ContinuousClock.now + listenTimeout
         while !listening(), ContinuousClock.now < deadline {
             do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(5)) } } catch { return }
         }
-        var runtime = source.runtime
-        await runtime.firstRound()
-        lifecycle.markStarted()
-        var running = Task { [monitor = runtime.monitor] in await monitor.run() }
-        for await _ in reloads.cancelOnGracefulShutdown() {
-            running.cancel()
-            await running.value // the old runtime's checks end before it is released
-            runtime = source.runtime
-            running = Task { [monitor = runtime.monitor] in await monitor.run() }
+        let latest = Locked(0)
+        var running = start(source.runtime) { lifecycle.markStarted() }
+        for await runtime in reloads.cancelOnGracefulShutdown() {
+            let generation = latest.withLock { $0 += 1; return $0 }
+            let previous = running
+            running = start(runtime) { [source] in
+                // A later reload's runtime may have replaced this one's turn meanwhile.
+                guard latest.withLock({ $0 == generation }) else { return }
+                source.replace(with: runtime)
+                previous.cancel() // the old runtime's checks end; its results served until now
+            }
         }
         running.cancel()
         await running.value
+    }
+
+    /// Starts `runtime`'s checks and its applications' first health read; `ready` once both have results.
+    private func start(_ runtime: Runtime, ready: @escaping @Sendable () -> Void) -> Task<Void, Never> {
+        let waiting = Locked(2)
+        let done: @Sendable () -> Void = {
+            if waiting.withLock({ $0 -= 1; return $0 == 0 }) { ready() }
+        }
+        return Task { [firstResultsWithin] in
+            await withDiscardingTaskGroup { group in
+                group.addTask { await runtime.monitor.run(firstResultsWithin: firstResultsWithin, firstResults: done) }
+                group.addTask {
+                    await runtime.apps.refreshHealth()
+                    done()
+                }
+            }
+        }
     }
 }

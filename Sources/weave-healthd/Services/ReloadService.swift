@@ -10,8 +10,8 @@ import WeaveSystemd
 /// SIGHUP reloads the configuration file, between `RELOADING=1` and `READY=1` to systemd. A reload
 /// applies all of the new file or none of it: a bad file, or one whose `listen:` differs from the
 /// bound listeners (a reload cannot rebind them), is rejected with the reason logged, and the old
-/// configuration keeps running. The new checks run their first round before they are swapped in,
-/// so `/health` never answers from a runtime without results.
+/// configuration keeps running. The new runtime goes to `MonitorService`, which swaps it in once its
+/// checks have results, so `/health` never answers from a runtime without results.
 struct ReloadService: Service {
     let path: String?
     let notifier: SystemdNotifier
@@ -21,9 +21,13 @@ struct ReloadService: Service {
     let socketActivated: Bool
     let group: any EventLoopGroup
     let connections: ConnectionPool
-    let reloaded: AsyncStream<Void>.Continuation
+    let blocking: BlockingCalls
+    let reloaded: AsyncStream<Runtime>.Continuation
     let outcomes: ReloadMetrics
     let logger: Logger
+
+    /// How long a reload waits for the file (and the files it names) to be read.
+    static let loadDeadline: Duration = .seconds(30)
 
     func run() async throws {
         let signals = await UnixSignalsSequence(trapping: .sighup)
@@ -35,10 +39,15 @@ struct ReloadService: Service {
                 continue
             }
             do throws(ConfigurationError) {
-                // Loading resolves listen hosts and reads the token file: off the task pool.
-                let configuration = try await offThePool {
+                // Loading resolves listen hosts and reads the token and CA files: a blocking call.
+                let loaded = try? await blocking.run("reload", deadline: Self.loadDeadline) {
                     Result { () throws(ConfigurationError) in try ConfigurationLoader.load(path: path) }
-                }.get()
+                }
+                guard let loaded else {
+                    throw ConfigurationError(file: path, line: 1, column: 1,
+                                             message: "not loaded within \(Self.loadDeadline.totalSeconds) s, or an earlier load has not returned")
+                }
+                let configuration = try loaded.get()
                 var server = configuration.serverConfiguration(
                     listeners: socketActivated ? router.configuration.listeners : configuration.listeners)
                 // Not in the file: the connection limits the running server was started with.
@@ -51,12 +60,10 @@ struct ReloadService: Service {
                             + "to \(server.listeners.map(\.description).joined(separator: ", ")); a reload cannot rebind "
                             + "the listeners: restart weave-healthd to apply it")
                 }
-                let runtime = await Runtime(configuration: configuration, group: group, connections: connections,
+                let runtime = await Runtime(configuration: configuration, group: group, connections: connections, blocking: blocking,
                                             ownSockets: server.listeners.compactMap(\.unixPath))
-                await runtime.firstRound()
                 router.reconfigure(server)
-                source.replace(with: runtime)
-                reloaded.yield()
+                reloaded.yield(runtime)
                 outcomes.record(success: true)
                 logger.notice("Configuration reloaded",
                               metadata: WeaveEvent.configReloaded.metadata([

@@ -16,28 +16,25 @@ final class Runtime: Sendable {
 
     /// - Parameters:
     ///   - connections: the daemon's kept connections to applications, shared by every runtime.
+    ///   - blocking: where blocking library calls run, shared by every runtime (a call of an old
+    ///     one may still be running).
     ///   - ownSockets: the paths of the daemon's Unix socket listeners, which are not applications.
-    init(configuration: DaemonConfiguration, group: any EventLoopGroup, connections: ConnectionPool, ownSockets: [String] = []) async {
+    init(configuration: DaemonConfiguration, group: any EventLoopGroup, connections: ConnectionPool, blocking: BlockingCalls,
+         ownSockets: [String] = []) async {
         self.configuration = configuration
         container = Container(settings: configuration.instrumentation)
         let defaults = HealthCheckSettings(interval: Defaults.checkInterval, timeout: Defaults.checkTimeout)
         monitor = HealthMonitor(container: container, defaultSettings: defaults)
-        apps = AppFleet(configuration: configuration.apps, group: group, connections: connections, ownSockets: ownSockets)
+        apps = AppFleet(configuration: configuration.apps, group: group, connections: connections, blocking: blocking,
+                       ownSockets: ownSockets)
         for check in configuration.checks {
             let (name, options, timeout, observations) = (check.name, check.options, check.settings.timeout, observations)
             // The container holds this factory, so the factory holds the container unowned.
             container.register(name, (any HealthCheckable).self, scope: .singleton) { [unowned container] in
-                options.makeCheck(CheckContext(name: name, timeout: timeout, group: group, observations: observations, container: container))
+                options.makeCheck(CheckContext(name: name, timeout: timeout, group: group, blocking: blocking, observations: observations,
+                                               container: container))
             }
             await monitor.configure(check.name, settings: check.settings)
         }
-    }
-
-    /// The first round: every check runs and every application's health is read, together. Until it
-    /// has run, a runtime serves no health (startup waits for it; a reload swaps the runtime in after).
-    func firstRound() async {
-        async let checks = monitor.checkAll()
-        await apps.refreshHealth()
-        _ = await checks
     }
 }

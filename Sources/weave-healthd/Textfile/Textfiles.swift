@@ -28,21 +28,28 @@ final class Textfiles: Sendable {
 
     /// Files read at most per scrape, in name order; the rest are left for the operator to see in the log.
     static let maxFiles = 1_000
+    /// How long a scrape waits for the directory to be read.
+    static let deadline: Duration = .seconds(5)
 
     /// The current configuration's `textfile:` (a reload swaps it), nil for none.
     let configuration: @Sendable () -> TextfileConfiguration?
+    /// Where the directory is read: a stalled file system holds one thread, and one read at a time.
+    private let blocking: BlockingCalls
     private let logger = Logger(label: "weave.healthd.textfile")
     /// The last failure logged per file, and the directory's, so each change is logged once.
     private let logged = Locked<[String: String]>([:])
 
-    init(configuration: @escaping @Sendable () -> TextfileConfiguration?) {
+    init(blocking: BlockingCalls, configuration: @escaping @Sendable () -> TextfileConfiguration?) {
+        self.blocking = blocking
         self.configuration = configuration
     }
 
-    /// Every file of the directory, read now (off Swift's pool: a stalled file system holds a thread of its own).
+    /// Every file of the directory, read now on `blocking`: a stalled file system holds one thread,
+    /// and the scrapes meanwhile go on without the files (the reason is logged).
     func read() async -> [File] {
         guard let configuration = configuration() else { return [] }
-        let (files, failure) = await offThePool { Self.read(configuration) }
+        let (files, failure) = await (try? blocking.run("textfiles", deadline: Self.deadline) { Self.read(configuration) })
+            ?? ([], "it was not read within \(Self.deadline.totalSeconds) s, or its last read has not returned")
         note("", failure.map { "the directory \(configuration.directory) cannot be read: \($0)" })
         for file in files { note(file.name, file.failure.map { "\(configuration.directory)/\(file.name) is left out of /metrics: \($0)" }) }
         // Files that are gone are forgotten: writers that use a new name each time do not grow this.
