@@ -133,8 +133,10 @@ if serverConnections < serverConfiguration.maxConnections {
 let appConnections = ConnectionPool(capacity: descriptors.keptAppConnections(serverConnections: serverConnections))
 // Every blocking library call of the daemon, on a few threads of their own, whatever is stuck.
 let blocking = BlockingCalls()
+let owners = AppOwners()
 let source = DaemonSource(await Runtime(configuration: configuration, group: group, connections: appConnections,
-                                       blocking: blocking, ownSockets: serverConfiguration.listeners.compactMap(\.unixPath)))
+                                       blocking: blocking, owners: owners,
+                                       ownSockets: serverConfiguration.listeners.compactMap(\.unixPath)))
 var pressure = MemoryPressureConfiguration()
 pressure.trigger = configuration.memoryPressureTrigger
 MemoryPressureMonitor(configuration: pressure, containers: { [source.runtime.container] }).start()
@@ -146,11 +148,7 @@ let reloadOutcomes = ReloadMetrics()
 let own: [any MetricCollector] = [
     ContainerMetrics(buckets: { source.runtime.configuration.resolveBuckets }) { source.runtime.container.statistics() },
     HealthMetrics { source.runtime.monitor.latestReport },
-    PerfdataMetrics(source: source),
-    SystemdUnitMetrics(source: source),
-    TLSMetrics(source: source),
-    LogMetrics(writer: .shared),
-    reloadOutcomes,
+] + DaemonOnlyCollectors.all(source: source, reloads: reloadOutcomes) + [
     ProcessMetrics(),
     BuildInfo(identity: identity),
 ]

@@ -145,7 +145,8 @@ private final class Store: HealthCheckable {
 
         let configuration = AppsConfiguration(directory: directory, timeout: .milliseconds(700), budget: .seconds(2),
                                               maxResponseBytes: 1 << 20)
-        let fleet = AppFleet(configuration: configuration, group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16))
+        let fleet = AppFleet(configuration: configuration, group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16),
+                             leavingGrace: .milliseconds(300))
         #expect(fleet.targets().map(\.name) == ["billing", "garbage", "huge", "killed", "orders", "payments", "silent"])
 
         let start = ContinuousClock.now
@@ -169,7 +170,9 @@ private final class Store: HealthCheckable {
         #expect(records["huge"]?.status.reason?.contains("larger than") == true, "\(records["huge"]?.status.reason ?? "")")
         #expect(records["silent"]?.status.reason?.contains("no complete response") == true, "\(records["silent"]?.status.reason ?? "")")
 
-        // An application that stops gracefully removes its socket: it leaves, with its components.
+        // An application that stops gracefully removes its socket. Here its process (this test's)
+        // runs on: it is not gone at once (a real one ends within the grace, and leaves), and after
+        // the grace it is down, with the reason. (A real process ending is apps.sh's.)
         await billingGroup.triggerGracefulShutdown()
         _ = try? await billing.value
         // One that ends otherwise (cancelled because another service of its group failed) leaves
@@ -178,7 +181,12 @@ private final class Store: HealthCheckable {
         _ = try? await payments.value
         _ = await fleet.scrape()
         await fleet.refreshHealth()
-        #expect(!fleet.healthRecords().contains { $0.name.hasPrefix("billing") })
+        #expect(fleet.healthRecords().first { $0.name == "billing" }?.status.state == .degraded, "kept as it was, within the grace")
+        try await Task.sleep(for: .milliseconds(400))
+        await fleet.refreshHealth()
+        let removed = fleet.healthRecords().first { $0.name == "billing" }
+        #expect(removed?.status.reason?.contains("was removed, but the process that served it (pid \(getpid())) still runs") == true,
+                "\(removed?.status.reason ?? "no record")")
         let failed = fleet.healthRecords().first { $0.name == "payments" }
         #expect(failed?.status.state == .unhealthy && failed?.status.reason?.contains("connection refused") == true,
                 "\(failed?.status.reason ?? "no record")")

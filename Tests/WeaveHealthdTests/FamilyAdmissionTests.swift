@@ -1,3 +1,4 @@
+import NIOPosix
 import Testing
 @testable import weave_healthd
 import WeavePrometheus
@@ -12,6 +13,24 @@ import WeavePrometheus
             ])
         default: MetricFamily(name: name, kind: kind, help: "h", samples: [.init(labels: [("app", app)], value: 1)])
         }
+    }
+
+    /// Every family of the daemon-only collectors, the applications' (`weave_app_*`) and the
+    /// textfiles' is under a reserved prefix: no application can export one.
+    @Test func everyDaemonOnlyFamilyIsReserved() async throws {
+        let configuration = try ConfigurationLoader(file: "t.yaml", text: "apps: {discover: false}\ntextfile: {directory: /nonexistent}\n").parse()
+        let runtime = await Runtime(configuration: configuration, group: MultiThreadedEventLoopGroup.singleton,
+                                    connections: ConnectionPool(capacity: 1), blocking: BlockingCalls())
+        let source = DaemonSource(runtime)
+        runtime.observations.record("c", perfdata: Perfdata.Kind.allCases.map { Perfdata(label: "x", value: 1, kind: $0) })
+        let textfiles = Textfiles(blocking: BlockingCalls()) { source.runtime.configuration.textfile }
+        let collectors = DaemonOnlyCollectors.all(source: source, reloads: ReloadMetrics())
+            + [AppMetrics(fleet: { source.runtime.apps }, textfiles: textfiles)]
+        var names: [String] = []
+        for collector in collectors { names += await collector.collect().map(\.name) }
+        #expect(names.count >= 16)
+        let open = names.filter { name in !FamilyAdmission.reservedPrefixes.contains { name.hasPrefix($0) } }
+        #expect(open.isEmpty, "families an application could forge: \(open)")
     }
 
     /// No application can speak for the daemon, or erase another's series by declaring its family

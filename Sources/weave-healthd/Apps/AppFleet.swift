@@ -22,6 +22,11 @@ final class AppFleet: Sendable {
     private let states = Locked<[String: AppState]>([:])
     /// One idle connection per application between its scrapes and health rounds, as many as it holds.
     private let connections: ConnectionPool
+    /// Which user owns each application name (shared by every runtime).
+    let owners: AppOwners
+    /// How long a discovered application whose socket is gone while its process runs is given to
+    /// end (a graceful stop removes the socket first, then drains) before it is down.
+    let leavingGrace: Duration
     /// Where systemd is asked about an application's unit (sd-bus blocks).
     private let blocking: BlockingCalls
     /// The sockets the directory held when it was last listed, and why the last listing failed.
@@ -37,12 +42,30 @@ final class AppFleet: Sendable {
     /// What the daemon knows of one application.
     struct AppState: Sendable {
         var target: AppTarget
-        /// Whether its last request was answered; nil before the first.
-        var reachable: Bool?
+        /// Why each of its endpoints (`/metrics`, `/health`) failed when last asked; empty when they
+        /// answered. It is up when none fails: an application whose `/health` answers and whose
+        /// `/metrics` does not is down until both answer, not up and down in turn.
+        var failing: [String: String] = [:]
+        /// Whether it was asked at all.
+        var asked = false
         /// Whether the last request actually sent to it was answered (one the budget left unasked
         /// does not count); nil before the first. Those that failed are asked last.
         var answeredWhenAsked: Bool?
-        var reason: String?
+        /// The process that served its socket when last asked (`SO_PEERCRED`).
+        var pid: Int32?
+        /// When its discovered socket was first found gone while its process still ran.
+        var vanishedAt: ContinuousClock.Instant?
+
+        /// Whether it answered; nil before it was asked.
+        var reachable: Bool? { asked ? failing.isEmpty : nil }
+        /// Why it is down, each distinct reason once.
+        var reason: String? {
+            guard !failing.isEmpty else { return nil }
+            var seen: Set<String> = []
+            return failing.sorted { $0.key > $1.key }.map(\.value).filter { seen.insert($0).inserted }.joined(separator: "; ")
+        }
+        /// Whether its `/health` could not be read: its components are then down with it.
+        var healthUnread: Bool { failing["/health"] != nil || status == nil }
         /// Its last `/health`: the application's aggregate state, and each component's state and output.
         var status: HealthStatus?
         var components: [(name: String, status: HealthStatus)] = []
@@ -81,10 +104,12 @@ final class AppFleet: Sendable {
     static let maxHealthKept = 16 << 20
 
     init(configuration: AppsConfiguration, group: any EventLoopGroup, connections: ConnectionPool,
-         blocking: BlockingCalls = BlockingCalls(maxThreads: 2), ownSockets: [String] = [],
-         logger: Logger = Logger(label: "weave.healthd.apps")) {
+         blocking: BlockingCalls = BlockingCalls(maxThreads: 2), owners: AppOwners = AppOwners(), ownSockets: [String] = [],
+         leavingGrace: Duration = .seconds(10), logger: Logger = Logger(label: "weave.healthd.apps")) {
+        self.leavingGrace = leavingGrace
         self.configuration = configuration
         self.blocking = blocking
+        self.owners = owners
         self.ownSockets = ownSockets
         self.group = group
         self.connections = connections
@@ -104,7 +129,30 @@ final class AppFleet: Sendable {
         let found = listSockets(in: directory)
         var names = Set(targets.map(\.name))
         targets += found.filter { names.insert($0.name).inserted }
-        return targets
+        // Those whose socket is gone while their process has run on past the grace: down, and asked
+        // no more (within the grace they keep their last state, unasked).
+        targets += vanishedButRunning().filter { names.insert($0.name).inserted }
+        return targets.sorted { $0.name < $1.name }
+    }
+
+    /// The discovered applications whose socket has been gone for `leavingGrace` while the process
+    /// that served it runs.
+    private func vanishedButRunning() -> [AppTarget] {
+        let now = ContinuousClock.now
+        return states.withLock { states in
+            states.values.filter { $0.vanishedAt.map { now - $0 >= leavingGrace } ?? false }.map(\.target)
+        }
+    }
+
+    private static func exists(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0
+    }
+
+    /// Whether the process `pid` still exists (it may be another user's: EPERM says it does).
+    private static func isRunning(_ pid: Int32?) -> Bool {
+        guard let pid else { return false }
+        return kill(pid, 0) == 0 || errno == EPERM
     }
 
     /// The sockets in `directory`, sorted by name; those of the last listing when it cannot be listed.
@@ -117,12 +165,16 @@ final class AppFleet: Sendable {
         }
         let own = ownFiles
         var found: [AppTarget] = []
+        let present = Set(files.filter { $0.hasSuffix(AppSocket.suffix) }.map { String($0.dropLast(AppSocket.suffix.count)) })
         for file in files {
             guard file.hasSuffix(AppSocket.suffix) else { continue }
             let name = String(file.dropLast(AppSocket.suffix.count))
             let path = directory + "/" + file
-            var status = stat()
-            guard AppSocket.isValidName(name), stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else { continue }
+            var status = stat(), link = stat()
+            guard AppSocket.isValidName(name), stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK,
+                  lstat(path, &link) == 0 else { continue }
+            // The name belongs to the user whose socket (or link) first claimed it.
+            guard owners.admit(name, uid: link.st_uid, path: path, present: present) else { continue }
             if own.contains(where: { $0.st_dev == status.st_dev && $0.st_ino == status.st_ino }) {
                 if skippedOwn.withLock({ $0.insert(path).inserted }) {
                     logger.warning("\(path) is weave-healthd's own socket, not an application's; it is skipped", metadata: ["path": "\(path)"])
@@ -288,8 +340,9 @@ final class AppFleet: Sendable {
                                   groups: [HealthCheckSettings.application])
             }
             records.append(record(state.target.name, reachable ? state.status! : down))
+            // Its components as it reported them, unless its /health itself cannot be read.
             for component in state.components {
-                records.append(record(state.target.name + "/" + component.name, reachable ? component.status : down))
+                records.append(record(state.target.name + "/" + component.name, state.healthUnread ? down : component.status))
             }
         }
         return records
@@ -344,9 +397,11 @@ final class AppFleet: Sendable {
             let cap = min(maxBytes ?? configuration.maxResponseBytes, room?.withLock { $0 } ?? .max)
             do {
                 guard left > .zero else { throw FetchFailure("the scrape budget of \(configuration.budget) was spent before it was asked") }
+                if let vanished = vanished(target) { throw FetchFailure(vanished) }
                 let fetch = HTTPFetch(target: target.address, timeout: min(configuration.timeout, left),
                                       maxBodyBytes: cap, overflow: .fail, group: group, pool: connections)
                 let response = try await fetch.get(target.pathPrefix + path, host: target.host, headers: [("Accept", accept)])
+                if let pid = response.peerPID { states.withLock { $0[target.name]?.pid = pid } }
                 outcome = Result { () throws(FetchFailure) in try read(target, response) }
             } catch let failure as FetchFailure where failure.tooLarge && room != nil && cap < configuration.maxResponseBytes {
                 outcome = .failure(overScrapeLimit("more than \(cap) bytes"))
@@ -354,7 +409,9 @@ final class AppFleet: Sendable {
                 outcome = .failure(FetchFailure(NetworkFailure.reason(error, target: target.address)))
             }
             // A request cut short by shutdown says nothing of the application: nothing is noted or logged.
-            if notes, !Task.isCancelled { note(target, await withUnitState(outcome.map { _ in () }, of: target), asked: left > .zero) }
+            if notes, !Task.isCancelled {
+                note(target, path: path, await withUnitState(outcome.map { _ in () }, of: target), asked: left > .zero)
+            }
             return (target, outcome, ContinuousClock.now - start)
         }
         forgetAllBut(targets.map(\.name))
@@ -373,47 +430,74 @@ final class AppFleet: Sendable {
         return .failure(FetchFailure("\(failure.description); \(state)"))
     }
 
-    /// Records whether `target` answered (and whether it was `asked` at all), and logs when that changes.
-    private func note(_ target: AppTarget, _ outcome: Result<Void, FetchFailure>, asked: Bool) {
-        let reason: String? = if case .failure(let failure) = outcome { failure.description } else { nil }
-        let previous = states.withLock { states -> Bool? in
-            let previous = states[target.name]?.reachable
+    /// Records whether `target` answered `path` (and whether it was `asked` at all), and logs when
+    /// the application goes down or comes up: once per real change, whichever endpoint caused it.
+    private func note(_ target: AppTarget, path: String, _ outcome: Result<Void, FetchFailure>, asked: Bool) {
+        let failure: String? = if case .failure(let failure) = outcome { failure.description } else { nil }
+        let (previous, now, reason) = states.withLock { states -> (Bool?, Bool?, String?) in
             var state = states[target.name] ?? AppState(target: target)
+            let previous = state.reachable
             state.target = target
-            state.reachable = reason == nil
-            if asked { state.answeredWhenAsked = reason == nil }
-            state.reason = reason
+            state.asked = true
+            state.failing[path] = failure
+            if asked { state.answeredWhenAsked = failure == nil }
             states[target.name] = state
-            return previous
+            return (previous, state.reachable, state.reason)
         }
         let metadata: Logger.Metadata = ["app": "\(target.name)", "address": "\(target.address)"]
-        if let reason, previous != false, !isLeaving(target) {
+        if now == false, previous != false, !isLeaving(target) {
+            let reason = reason ?? "no answer"
             logger.warning("Application \(target.name) is down: \(reason)",
                            metadata: WeaveEvent.appDown.metadata(metadata.merging(["reason": "\(reason)"]) { $1 }))
-        } else if reason == nil, previous != true {
+        } else if now == true, previous != true {
             logger.notice("Application \(target.name) is up at \(target.address)", metadata: WeaveEvent.appUp.metadata(metadata))
         }
     }
 
-    /// Whether `target` is a discovered socket whose file is gone: an application stopping gracefully
-    /// removes it first, so a request that failed meanwhile is its leaving (logged as such at the
-    /// next listing), not its being down.
+    /// Whether `target` is a discovered socket whose file is gone while the process that served it
+    /// has ended too: a graceful stop removes the socket, then ends, so a request that failed
+    /// meanwhile is its leaving (logged as such at the next listing), not its being down. A socket
+    /// gone while its process runs on is not a leave (see `vanished`).
     private func isLeaving(_ target: AppTarget) -> Bool {
         guard case .unix(let path) = target.address, !configuration.targets.contains(where: { $0.name == target.name }) else {
             return false
         }
         var status = stat()
-        return stat(path, &status) != 0 && errno == ENOENT
+        guard stat(path, &status) != 0 && errno == ENOENT else { return false }
+        let (pid, vanishedAt) = states.withLock { ($0[target.name]?.pid, $0[target.name]?.vanishedAt) }
+        return !Self.isRunning(pid) || vanishedAt.map { ContinuousClock.now - $0 < leavingGrace } ?? true
     }
 
-    /// Forgets applications that are no longer targets (their socket is gone).
+    /// Why `target` is down without asking it: its socket is gone and its process has run on for
+    /// `leavingGrace` since (someone else removed the socket, or the application did without ending).
+    private func vanished(_ target: AppTarget) -> String? {
+        guard let (pid, since) = states.withLock({ states in states[target.name].flatMap { state in state.vanishedAt.map { (state.pid, $0) } } }),
+              ContinuousClock.now - since >= leavingGrace, let pid else { return nil }
+        return "its socket \(target.address) was removed, but the process that served it (pid \(pid)) still runs"
+    }
+
+    /// Forgets applications that are no longer targets (their socket is gone) and whose process has
+    /// ended: they left. One whose process still runs stays a target for `leavingGrace`, then is down.
     private func forgetAllBut(_ names: [String]) {
         let keep = Set(names)
+        let now = ContinuousClock.now
         let gone = states.withLock { states -> [String] in
-            let gone = states.keys.filter { !keep.contains($0) }
+            var gone: [String] = []
+            for (name, state) in states where !keep.contains(name) || state.vanishedAt != nil {
+                if case .unix(let path) = state.target.address, Self.exists(path) {
+                    states[name]?.vanishedAt = nil // back (an application that started again)
+                } else if Self.isRunning(state.pid) {
+                    if state.vanishedAt == nil { states[name]?.vanishedAt = now }
+                } else {
+                    gone.append(name)
+                }
+            }
             for name in gone { states[name] = nil }
             return gone
         }
-        for name in gone.sorted() { logger.info("Application \(name) left: its socket is gone", metadata: ["app": "\(name)"]) }
+        for name in gone.sorted() {
+            logger.info("Application \(name) left: its socket is gone and its process has ended",
+                        metadata: WeaveEvent.appLeft.metadata(["app": "\(name)"]))
+        }
     }
 }

@@ -6,8 +6,8 @@ import WeaveSupport
 /// Everything the daemon's `/metrics` shows: its own collectors' families, then the applications',
 /// scraped at each `/metrics`, each series labelled with its `app`, admitted by `FamilyAdmission`,
 /// then the textfile directory's (`Textfiles`), under names nothing before them renders.
-/// The home of `weave_app_up`, `weave_app_scrape_duration_seconds` and
-/// `weave_app_dropped_families_total`. An application that is down has no series but those. The
+/// The home of `weave_app_up`, `weave_app_scrape_duration_seconds`,
+/// `weave_app_dropped_families_total` and `weave_app_sockets_refused_total`. An application that is down has no series but those. The
 /// daemon's families come first, so an application's family of the same name never gives them its
 /// help or type, and one that would clash with them (or with another application's) is dropped,
 /// counted and logged instead of vanishing.
@@ -43,7 +43,8 @@ struct AppMetrics: MetricCollector {
         drops.note(dropped)
         let files = await read
         let (withFiles, fileDrops) = FamilyAdmission.admitExclusive(after: families, sources: files.map { ($0.name, $0.families) })
-        return withFiles + [drops.family(current: scrapes.map(\.target.name))] + (textfiles?.families(files, dropped: fileDrops) ?? [])
+        return withFiles + [drops.family(current: scrapes.map(\.target.name)), fleet().owners.family()]
+            + (textfiles?.families(files, dropped: fileDrops) ?? [])
     }
 }
 

@@ -7,9 +7,8 @@ import WeavePrometheus
 ///
 /// The policy: the daemon's own families come first and always stay. An application's family is
 /// dropped, never merged, when
-/// - its name is one only the daemon may say (`weave_app_*`, `weave_config_*`, `weave_log_*`,
-///   `weave_check_perfdata*`): reason `reserved`, so no application can forge the daemon's state or
-///   its alerts;
+/// - its name is one only the daemon may say (`reservedPrefixes`): reason `reserved`, so no
+///   application can forge the daemon's state or its alerts;
 /// - a name it would render is one a family before it renders, under another name or type (the
 ///   daemon's, an application's that sorts before it, or its own): reason `conflict`.
 /// A family of the same name and type as one before it merges with it: the applications'
@@ -29,8 +28,11 @@ enum FamilyAdmission {
         let reason: Reason
     }
 
-    /// The prefixes of the families only the daemon may say.
-    static let reservedPrefixes = ["weave_app_", "weave_config_", "weave_log_", "weave_check_perfdata"]
+    /// The prefixes of the families only the daemon may say, one per kind of daemon-only collector:
+    /// the applications (`AppMetrics`), reloads, the journal writer, the checks' own metrics (TLS,
+    /// perfdata), systemd units, the textfile directory. A test renders every daemon-only collector
+    /// and fails on a family outside them, so a new collector cannot leave its names open.
+    static let reservedPrefixes = ["weave_app_", "weave_config_", "weave_log_", "weave_check_", "weave_systemd_unit_", "weave_textfile_"]
 
     /// `own` (the daemon's families, kept whole) and the families of `apps` that may join them, in
     /// that order, with what was left out. An application's families are taken in its order, and

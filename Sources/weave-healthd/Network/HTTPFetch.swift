@@ -1,3 +1,4 @@
+import CMachine
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -34,6 +35,8 @@ struct HTTPFetch: Sendable {
         let body: [UInt8]
         /// Whether the server lets the connection carry another request.
         var keepAlive = false
+        /// The process serving a Unix socket (`SO_PEERCRED`); nil over TCP or when the kernel does not say.
+        var peerPID: Int32? = nil
     }
 
     let target: Target
@@ -113,7 +116,7 @@ struct HTTPFetch: Sendable {
         for (name, value) in extra { fields.add(name: name, value: value) }
         channel.write(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: fields)), promise: nil)
         channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
-        let response = try await withTaskCancellationHandler {
+        var response = try await withTaskCancellationHandler {
             do {
                 return try await promise.futureResult.get()
             } catch let failure as FetchFailure where failure.beforeAnswer {
@@ -121,6 +124,11 @@ struct HTTPFetch: Sendable {
             }
         } onCancel: {
             promise.fail(CancellationError())
+        }
+        if case .unix = target, let provider = channel as? any SocketOptionProvider,
+           let credentials: weave_peer_credentials = try? await provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SO_PEERCRED).get(),
+           credentials.pid > 0 {
+            response.peerPID = credentials.pid
         }
         // Back in the pool before the caller has the response, so its next request finds it there;
         // only after a whole response the server keeps the connection open for.

@@ -61,6 +61,7 @@ struct ReloadService: Service {
                             + "the listeners: restart weave-healthd to apply it")
                 }
                 let runtime = await Runtime(configuration: configuration, group: group, connections: connections, blocking: blocking,
+                                            owners: source.runtime.apps.owners,
                                             ownSockets: server.listeners.compactMap(\.unixPath))
                 router.reconfigure(server)
                 reloaded.yield(runtime)

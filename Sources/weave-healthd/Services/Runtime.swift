@@ -19,14 +19,15 @@ final class Runtime: Sendable {
     ///   - blocking: where blocking library calls run, shared by every runtime (a call of an old
     ///     one may still be running).
     ///   - ownSockets: the paths of the daemon's Unix socket listeners, which are not applications.
+    ///   - owners: which user owns each application name, shared by every runtime.
     init(configuration: DaemonConfiguration, group: any EventLoopGroup, connections: ConnectionPool, blocking: BlockingCalls,
-         ownSockets: [String] = []) async {
+         owners: AppOwners = AppOwners(), ownSockets: [String] = []) async {
         self.configuration = configuration
         container = Container(settings: configuration.instrumentation)
         let defaults = HealthCheckSettings(interval: Defaults.checkInterval, timeout: Defaults.checkTimeout)
         monitor = HealthMonitor(container: container, defaultSettings: defaults)
         apps = AppFleet(configuration: configuration.apps, group: group, connections: connections, blocking: blocking,
-                       ownSockets: ownSockets)
+                       owners: owners, ownSockets: ownSockets)
         for check in configuration.checks {
             let (name, options, timeout, observations) = (check.name, check.options, check.settings.timeout, observations)
             // The container holds this factory, so the factory holds the container unowned.
