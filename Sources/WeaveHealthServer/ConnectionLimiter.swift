@@ -16,6 +16,11 @@ import WeaveSupport
 /// - then the connections idle longest, if for `evictionGrace`.
 /// So a peer that opens hundreds of connections and sends nothing, or sends slowly, cannot keep a
 /// client that asks at once (weave-healthd reading an application) from being served.
+///
+/// Busy connections cannot be closed to make room. So on a Unix socket, the first connection of a
+/// user (`SO_PEERCRED` uid) that holds none is served in full even in the reserve: another user's
+/// processes asking back to back on every slot cannot starve weave-healthd, whose user holds one
+/// connection to each application at most.
 public final class ConnectionLimiter: Sendable {
     /// What a new connection may do.
     public enum Admission: Sendable {
@@ -31,9 +36,12 @@ public final class ConnectionLimiter: Sendable {
         private let closer: @Sendable () -> Void
         /// The peer's process ID on a Unix socket; -1 when unknown (TCP).
         let peer: Int32
+        /// The peer's user on a Unix socket; nil when unknown (TCP).
+        let user: UInt32?
 
-        init(peer: Int32 = -1, close: @escaping @Sendable () -> Void) {
+        init(peer: Int32 = -1, user: UInt32? = nil, close: @escaping @Sendable () -> Void) {
             self.peer = peer
+            self.user = user
             closer = close
         }
 
@@ -93,8 +101,9 @@ public final class ConnectionLimiter: Sendable {
                 }
             }
             guard entries.count < maximum else { return (.refused, evicted) }
+            let firstOfItsUser = entry.user.map { user in !entries.values.contains { $0.user == user } } ?? false
             entries[ObjectIdentifier(entry)] = entry
-            return (entries.count > maximum - reserved ? .probesOnly : .full, evicted)
+            return (entries.count > maximum - reserved && !firstOfItsUser ? .probesOnly : .full, evicted)
         }
         // Outside the lock: closing schedules the close on each connection's event loop.
         for entry in evicted { entry.close() }

@@ -96,15 +96,16 @@ public final class HealthServer: Service, Sendable {
             }
             .childChannelInitializer { channel in
                 let viaUnixSocket = if case .unixDomainSocket = channel.localAddress { true } else { false }
-                // The peer process of a Unix socket connection (on the event loop this completes at once).
-                let peer: EventLoopFuture<Int32> = if viaUnixSocket, let provider = channel as? any SocketOptionProvider {
+                // The peer process and user of a Unix socket connection (on the event loop this completes at once).
+                let peer: EventLoopFuture<(pid: Int32, uid: UInt32?)> = if viaUnixSocket, let provider = channel as? any SocketOptionProvider {
                     provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-                        .map { (credentials: (pid: Int32, uid: UInt32, gid: UInt32)) in credentials.pid }.recover { _ in -1 } // struct ucred
+                        .map { (credentials: (pid: Int32, uid: UInt32, gid: UInt32)) in (credentials.pid, credentials.uid) } // struct ucred
+                        .recover { _ in (-1, nil) }
                 } else {
-                    channel.eventLoop.makeSucceededFuture(-1)
+                    channel.eventLoop.makeSucceededFuture((-1, nil))
                 }
-                return peer.flatMapThrowing { process in
-                    let entry = ConnectionLimiter.Entry(peer: process) { channel.close(promise: nil) }
+                return peer.flatMapThrowing { peer in
+                    let entry = ConnectionLimiter.Entry(peer: peer.pid, user: peer.uid) { channel.close(promise: nil) }
                     let admission = connections.admit(entry)
                     // Refused: accepted only to be closed at once, so the descriptor is free again.
                     guard admission != .refused else { throw ChannelError.inappropriateOperationForState }

@@ -47,4 +47,30 @@ import WeaveSupport
         #expect(closed.withLock { $0.count } == 2, "two of process 100's idle connections closed: \(closed.withLock { $0 })")
         #expect(limiter.count == 3)
     }
+
+    /// Busy connections cannot be closed: another user's processes asking back to back on every
+    /// slot used to push weave-healthd's connection into the reserve, where /metrics is 503. The
+    /// first connection of a user who holds none is served in full, even in the reserve; a second
+    /// one of that user, or one of the crowding user, gets the reserve as before.
+    @Test func theFirstConnectionOfAnotherUserIsServedInFullWhenBusyPeersFillTheRest() {
+        let limiter = ConnectionLimiter(maximum: 4, reserved: 1)
+        func entry(peer: Int32, user: UInt32) -> ConnectionLimiter.Entry {
+            ConnectionLimiter.Entry(peer: peer, user: user) {}
+        }
+        for pid in Int32(1)...3 {
+            let busy = entry(peer: pid, user: 1_000)
+            #expect(limiter.admit(busy) == .full)
+            busy.mark(busy: true)
+        }
+        #expect(limiter.admit(entry(peer: 9, user: 0)) == .full, "the daemon's user, holding none: in full")
+        #expect(limiter.admit(entry(peer: 4, user: 1_000)) == .refused, "all four taken")
+        let crowded = ConnectionLimiter(maximum: 5, reserved: 2)
+        for pid in Int32(1)...3 {
+            let busy = entry(peer: pid, user: 1_000)
+            #expect(crowded.admit(busy) == .full)
+            busy.mark(busy: true)
+        }
+        #expect(crowded.admit(entry(peer: 4, user: 1_000)) == .probesOnly, "the crowding user: the reserve")
+        #expect(crowded.admit(entry(peer: 9, user: 0)) == .full, "another user's first: in full")
+    }
 }

@@ -30,14 +30,6 @@ int weave_futex_wake(uint32_t *word, int count);
 /// starting threads. Returns 1 on success, 0 where glibc is not the allocator.
 int weave_keep_freed_memory(int mmap_threshold, int trim_threshold);
 
-/// The credentials of a Unix socket's peer (`SO_PEERCRED`): Linux's `struct ucred`, which glibc
-/// declares only under _GNU_SOURCE, so Swift cannot see it.
-typedef struct {
-    int32_t pid;
-    uint32_t uid;
-    uint32_t gid;
-} weave_peer_credentials;
-
 /// Gives the free memory of every malloc arena back to the system (malloc_trim(0)); a no-op where
 /// glibc is not the allocator.
 void weave_trim_heap(void);

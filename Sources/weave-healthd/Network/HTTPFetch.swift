@@ -1,4 +1,3 @@
-import CMachine
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -126,7 +125,8 @@ struct HTTPFetch: Sendable {
             promise.fail(CancellationError())
         }
         if case .unix = target, let provider = channel as? any SocketOptionProvider,
-           let credentials: weave_peer_credentials = try? await provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SO_PEERCRED).get(),
+           let credentials: (pid: Int32, uid: UInt32, gid: UInt32) = // struct ucred
+               try? await provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED)).get(),
            credentials.pid > 0 {
             response.peerPID = credentials.pid
         }
