@@ -29,7 +29,7 @@ import WeavePrometheus
         defer { remove(path) }
         // 100 MB, sparse: refused on its size, never read.
         #expect(truncate(path + "/huge.prom", 100 << 20) == 0 || { fclose(fopen(path + "/huge.prom", "w")); return truncate(path + "/huge.prom", 100 << 20) == 0 }())
-        let (files, failure) = Textfiles.read(TextfileConfiguration(directory: path))
+        let (files, failure, _) = Textfiles.read(TextfileConfiguration(directory: path))
         #expect(failure == nil)
         #expect(files.map(\.name) == ["backup.prom", "broken.prom", "huge.prom"])
         #expect(files[0].failure == nil && files[0].families.map(\.name) == ["backup_last_success_timestamp_seconds"])
@@ -50,7 +50,7 @@ import WeavePrometheus
         var room = 1_000
         #expect(Textfiles.read("removed.prom", in: TextfileConfiguration(directory: path), room: &room) == nil)
         // The total: the second file does not fit in what the first left.
-        let (files, _) = Textfiles.read(TextfileConfiguration(directory: path, maxFileBytes: 1_024, maxTotalBytes: 1_024 + 4))
+        let (files, _, _) = Textfiles.read(TextfileConfiguration(directory: path, maxFileBytes: 1_024, maxTotalBytes: 1_024 + 4))
         #expect(files.map(\.failure) == [nil, nil])
         var small = 19 + 5
         #expect(Textfiles.read("a.prom", in: TextfileConfiguration(directory: path), room: &small)?.failure == nil)
@@ -67,5 +67,31 @@ import WeavePrometheus
         #expect(dropped == [.init(source: "a.prom", family: "queue_depth", reason: .conflict),
                             .init(source: "b.prom", family: "backup_age", reason: .conflict),
                             .init(source: "b.prom", family: "weave_forged", reason: .reserved)])
+    }
+
+    /// A file whose last line has no newline was read while it was written: a value cut short is
+    /// a wrong value, so the file is refused, not published.
+    @Test func aFileWithoutItsLastNewlineIsRefused() {
+        let path = directory(["cut.prom": "# TYPE backup_bytes gauge\nbackup_bytes 12", "whole.prom": "# TYPE b gauge\nb 2\n"])
+        defer { remove(path) }
+        let (files, _, _) = Textfiles.read(TextfileConfiguration(directory: path))
+        #expect(files.map(\.name) == ["cut.prom", "whole.prom"])
+        #expect(files[0].failure?.hasPrefix("its last line has no newline") == true && files[0].families.isEmpty)
+        #expect(files[1].failure == nil)
+    }
+
+    /// Files past the 1,000th and names that are not UTF-8 are counted, not silently ignored.
+    @Test func filesLeftOutUnreadAreCounted() {
+        let path = directory([:])
+        defer { remove(path) }
+        for number in 0...Textfiles.maxFiles { fclose(fopen(path + "/f\(number).prom", "w")) }
+        // A name with the bytes FF FE, which no UTF-8 text holds.
+        let raw = Array(path.utf8) + Array("/bad".utf8) + [0xFF, 0xFE] + Array(".prom".utf8) + [0]
+        raw.withUnsafeBufferPointer { pointer in
+            pointer.withMemoryRebound(to: CChar.self) { fclose(fopen($0.baseAddress!, "w")) }
+        }
+        let (files, _, skipped) = Textfiles.read(TextfileConfiguration(directory: path))
+        #expect(files.count == Textfiles.maxFiles)
+        #expect(skipped == Textfiles.Skipped(overLimit: 1, notUTF8: 1))
     }
 }

@@ -26,8 +26,17 @@ final class Textfiles: Sendable {
         let failure: String?
     }
 
-    /// Files read at most per scrape, in name order; the rest are left for the operator to see in the log.
+    /// Files read at most per scrape, in name order; the rest are counted
+    /// (`weave_textfile_files_skipped{reason="over_limit"}`) and logged.
     static let maxFiles = 1_000
+
+    /// `*.prom` files a scrape left out without reading them.
+    struct Skipped: Sendable, Equatable {
+        /// Past the `maxFiles`-th, in name order.
+        var overLimit = 0
+        /// Whose name is not UTF-8 (it cannot be a label value).
+        var notUTF8 = 0
+    }
     /// How long a scrape waits for the directory to be read.
     static let deadline: Duration = .seconds(5)
 
@@ -38,6 +47,8 @@ final class Textfiles: Sendable {
     private let logger = Logger(label: "weave.healthd.textfile")
     /// The last failure logged per file, and the directory's, so each change is logged once.
     private let logged = Locked<[String: String]>([:])
+    /// What the last scrape left out unread.
+    private let skipped = Locked(Skipped())
 
     init(blocking: BlockingCalls, configuration: @escaping @Sendable () -> TextfileConfiguration?) {
         self.blocking = blocking
@@ -48,14 +59,20 @@ final class Textfiles: Sendable {
     /// and the scrapes meanwhile go on without the files (the reason is logged).
     func read() async -> [File] {
         guard let configuration = configuration() else { return [] }
-        let (files, failure) = await (try? blocking.run("textfiles", deadline: Self.deadline) { Self.read(configuration) })
-            ?? ([], "it was not read within \(Self.deadline.totalSeconds) s, or its last read has not returned")
+        let (files, failure, left) = await (try? blocking.run("textfiles", deadline: Self.deadline) { Self.read(configuration) })
+            ?? ([], "it was not read within \(Self.deadline.totalSeconds) s, or its last read has not returned", Skipped())
         note("", failure.map { "the directory \(configuration.directory) cannot be read: \($0)" })
+        skipped.withLock { $0 = left }
+        note("\u{0}over-limit", left.overLimit == 0 ? nil
+             : "\(left.overLimit) files of \(configuration.directory) are left out of /metrics: only the first \(Self.maxFiles) in name order are read")
+        note("\u{0}not-utf8", left.notUTF8 == 0 ? nil
+             : "\(left.notUTF8) files of \(configuration.directory) are left out of /metrics: their names are not UTF-8")
         for file in files { note(file.name, file.failure.map { "\(configuration.directory)/\(file.name) is left out of /metrics: \($0)" }) }
         // Files that are gone are forgotten: writers that use a new name each time do not grow this.
         let present = Set(files.map(\.name))
         logged.withLock { logged in
-            logged = logged.filter { key, _ in key.isEmpty || present.contains(String(key.prefix { $0 != "\u{0}" })) }
+            // (Keys of the directory's own notes, "" and "\0…", stay.)
+            logged = logged.filter { key, _ in key.isEmpty || key.hasPrefix("\u{0}") || present.contains(String(key.prefix { $0 != "\u{0}" })) }
         }
         return files
     }
@@ -71,7 +88,11 @@ final class Textfiles: Sendable {
                 : "a family before it (the daemon's, an application's or another file's) renders that name"
             note("\(drop.source)\u{0}\(drop.family)", "\(drop.source)'s family \(drop.family) is left out of /metrics: \(why)")
         }
+        let unread = skipped.withLock { $0 }
         return [
+            .gauge("weave_textfile_files_skipped",
+                   "*.prom files of the textfile directory left out of this scrape unread: over_limit (past the 1,000th) or name_not_utf8.",
+                   [([("reason", "over_limit")], Double(unread.overLimit)), ([("reason", "name_not_utf8")], Double(unread.notUTF8))]),
             .gauge("weave_textfile_mtime_seconds", "Modification time of a textfile directory's file.", unit: "seconds",
                    files.map { ([("file", $0.name)], $0.modified) }),
             .gauge("weave_textfile_scrape_error", "Whether a textfile directory's file could not be used in this scrape (1) or could (0).",
@@ -98,19 +119,26 @@ final class Textfiles: Sendable {
     }
 
     /// Lists and reads the directory.
-    static func read(_ configuration: TextfileConfiguration) -> (files: [File], failure: String?) {
+    static func read(_ configuration: TextfileConfiguration) -> (files: [File], failure: String?, skipped: Skipped) {
         let listed: [String]
         switch directoryNames(configuration.directory) {
         case .success(let all): listed = all
-        case .failure(let error): return ([], SystemError.text(error.code))
+        case .failure(let error): return ([], SystemError.text(error.code), Skipped())
         }
-        let names = listed.filter { $0.hasSuffix(".prom") && !$0.hasPrefix(".") }
+        var skipped = Skipped()
+        // A name that is not UTF-8 was decoded with U+FFFD in place of its bad bytes.
+        let names = listed.filter { $0.hasSuffix(".prom") && !$0.hasPrefix(".") }.filter { name in
+            guard name.unicodeScalars.contains("\u{FFFD}") else { return true }
+            skipped.notUTF8 += 1
+            return false
+        }.sorted()
+        skipped.overLimit = max(0, names.count - maxFiles)
         var room = configuration.maxTotalBytes
         var files: [File] = []
-        for name in names.sorted().prefix(maxFiles) {
+        for name in names.prefix(maxFiles) {
             if let file = read(name, in: configuration, room: &room) { files.append(file) }
         }
-        return (files, nil)
+        return (files, nil, skipped)
     }
 
     /// One file, or nil when it is gone (removed between the listing and now) or not a regular file.
@@ -143,6 +171,9 @@ final class Textfiles: Sendable {
         if count > size { return failed("it grew while it was read: write another name and rename it into place") }
         bytes.removeLast(bytes.count - count)
         room -= count
+        if let last = bytes.last, last != UInt8(ascii: "\n") {
+            return failed("its last line has no newline: it was read while being written (write another name and rename it into place)")
+        }
         do {
             var families = try ExpositionParser.parse(bytes)
             // As node_exporter does: a family the file gave no help text gets one naming the file.
