@@ -61,7 +61,9 @@ public struct SystemdUnit: Sendable, Equatable {
         var bus: OpaquePointer?
         let opened = sd_bus_open_system(&bus)
         guard opened >= 0, let bus else { throw Failure(description: "cannot connect to the system bus: \(SystemError.text(-opened))") }
-        defer { sd_bus_flush_close_unref(bus) }
+        // Closed without flushing: every call here waited for its reply, so nothing is queued, and a
+        // flush on a bus that never finished authenticating waits for sd-bus's own 90 s timeout.
+        defer { sd_bus_close_unref(bus) }
         sd_bus_set_method_call_timeout(bus, UInt64(max(1, timeout.totalSeconds * 1e6)))
         let path = try loadUnit(unit, on: bus)
         let unitInterface = "org.freedesktop.systemd1.Unit"

@@ -2,7 +2,8 @@
 # The systemd_unit check through sd-bus. No systemd runs as PID 1 on these machines, so it talks to
 # a private dbus-daemon on which a stand-in (fake_systemd.py) owns org.freedesktop.systemd1 and
 # answers LoadUnit and the units' properties as systemd does; the daemon reaches it through
-# $DBUS_SYSTEM_BUS_ADDRESS, which sd-bus honours. Then the bus is killed mid-run.
+# $DBUS_SYSTEM_BUS_ADDRESS, which sd-bus honours. Then the bus is killed mid-run, and replaced by
+# one that accepts connections and never answers.
 # Usage: Tests/Integration/units.sh PATH-TO-weave-healthd
 set -uo pipefail
 
@@ -91,4 +92,35 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/livez")
 if [ "$code" = 200 ] && ! curl -s "$URL/metrics" | grep -q '^weave_systemd_unit_state{'; then
     ok "the daemon lives on without the bus, and shows no stale unit series"
 else not_ok "without the bus" "livez $code"; fi
+
+# A bus that accepts and never answers: each check's call waits for its timeout on one thread of
+# its own, and is not started again while one runs, so threads and descriptors stay where they are.
+"$PY" -c '
+import socket, sys
+server = socket.socket(socket.AF_UNIX)
+server.bind(sys.argv[1]); server.listen(64)
+print("ready", flush=True)
+held = []
+while True: held.append(server.accept()[0])
+' "$WORK/bus.sock" > "$WORK/hung.log" 2>&1 &
+PIDS+=("$!")
+for _ in $(seq 50); do grep -q ready "$WORK/hung.log" && break; sleep 0.1; done
+sleep 3
+threads_before=$(ls "/proc/$DAEMON/task" | wc -l); fds_before=$(ls "/proc/$DAEMON/fd" | wc -l)
+slowest=0
+for _ in $(seq 50); do # 25 s of rounds at 1 s
+    t=$(curl -s -o /dev/null -w '%{time_total}' "$URL/livez")
+    slowest=$("$PY" -c "print(max($slowest, $t))")
+    sleep 0.5
+done
+threads_after=$(ls "/proc/$DAEMON/task" | wc -l); fds_after=$(ls "/proc/$DAEMON/fd" | wc -l)
+metrics_time=$(curl -s -o /dev/null -w '%{time_total}' "$URL/metrics")
+# (At most the 8 threads of blocking calls, one per stuck check; it grew by one thread a round before.)
+if [ "$threads_after" -le "$((threads_before + 8))" ] && [ "$fds_after" -le "$((fds_before + 8))" ]; then
+    ok "a bus that never answers: threads $threads_before → $threads_after, descriptors $fds_before → $fds_after in 25 s"
+else not_ok "threads and descriptors bounded with a hung bus" "threads $threads_before → $threads_after, descriptors $fds_before → $fds_after"; fi
+if "$PY" -c "import sys; sys.exit(0 if $slowest < 0.1 and $metrics_time < 1 else 1)"; then
+    ok "…/livez at most ${slowest} s meanwhile, /metrics ${metrics_time} s"
+else not_ok "/livez and /metrics with a hung bus" "livez $slowest s, metrics $metrics_time s"; fi
+expect_status db '^fail \| postgresql.service: (systemd was not asked|.*(timed out|Connection timed out))' "…and the check fails with why"
 finish
