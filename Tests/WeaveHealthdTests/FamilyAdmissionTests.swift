@@ -1,6 +1,7 @@
 import NIOPosix
 import Testing
 @testable import weave_healthd
+import WeaveObservability
 import WeavePrometheus
 
 @Suite struct FamilyAdmissionTests {
@@ -31,6 +32,10 @@ import WeavePrometheus
         #expect(names.count >= 16)
         let open = names.filter { name in !FamilyAdmission.reservedPrefixes.contains { name.hasPrefix($0) } }
         #expect(open.isEmpty, "families an application could forge: \(open)")
+        // …and none of the applications' own vocabulary is.
+        let shared = HealthMetrics.familyNames.union(ContainerMetrics.familyNames)
+        let closed = shared.filter { name in FamilyAdmission.reservedPrefixes.contains { name.hasPrefix($0) } }
+        #expect(closed.isEmpty, "families every container exports, reserved: \(closed)")
     }
 
     /// No application can speak for the daemon, or erase another's series by declaring its family
