@@ -173,8 +173,11 @@ final class AppFleet: Sendable {
             var status = stat(), link = stat()
             guard AppSocket.isValidName(name), stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK,
                   lstat(path, &link) == 0 else { continue }
-            // The name belongs to the user whose socket (or link) first claimed it.
-            guard owners.admit(name, uid: link.st_uid, path: path, present: present) else { continue }
+            // The name belongs to the user whose socket first claimed it. A link counts only to a
+            // socket of its own maker: the daemon connects where it points, and must not lend its
+            // access to a socket the link's maker could not reach (or publish another's under a new name).
+            let uid = link.st_mode & S_IFMT == S_IFLNK && link.st_uid != status.st_uid ? nil : status.st_uid
+            guard owners.admit(name, uid: uid, linkOwner: link.st_uid, path: path, present: present) else { continue }
             if own.contains(where: { $0.st_dev == status.st_dev && $0.st_ino == status.st_ino }) {
                 if skippedOwn.withLock({ $0.insert(path).inserted }) {
                     logger.warning("\(path) is weave-healthd's own socket, not an application's; it is skipped", metadata: ["path": "\(path)"])

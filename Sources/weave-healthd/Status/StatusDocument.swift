@@ -106,12 +106,12 @@ struct StatusDocument {
         guard !records.isEmpty else { return "<p>No checks.</p>\n" }
         var html = "<table class=\"checks\"><thead><tr><th>check</th><th>state</th>"
         if details { html += "<th>reason</th>" }
-        html += "<th>since</th><th>last hour</th></tr></thead>\n<tbody>\n"
+        html += "<th>since</th><th>checked</th><th>last hour</th></tr></thead>\n<tbody>\n"
         for record in records {
             let state = record.status.state.rawValue
             html += "<tr><td>\(HTML.escape(String(record.name.dropFirst(prefix.count))))</td><td class=\"state \(state)\">\(state)</td>"
             if details { html += "<td>\(HTML.escape(record.status.reason ?? ""))</td>" }
-            html += "<td>\(since(record))</td><td>\(strip(record.name))</td></tr>\n"
+            html += "<td>\(since(record))</td><td>\(Self.duration(now - record.checkedAt)) ago</td><td>\(strip(record.name))</td></tr>\n"
         }
         return html + "</tbody></table>\n"
     }
