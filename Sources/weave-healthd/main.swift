@@ -171,7 +171,7 @@ var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
     .init(service: trimmer),
     .init(service: server),
     .init(service: ReloadService(path: configPath, notifier: notifier, source: source, router: router,
-                                 socketActivated: !activated.isEmpty, group: group, connections: appConnections, blocking: blocking,
+                                 socketActivated: !activated.isEmpty, group: group, connections: appConnections, blocking: blocking, trimmer: trimmer,
                                  reloaded: reloadContinuation, outcomes: reloadOutcomes, logger: logger)),
     .init(service: NotifyService(notifier: notifier, server: server, source: source, lifecycle: lifecycle, group: group,
                                  logger: logger)),

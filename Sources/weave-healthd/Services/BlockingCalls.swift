@@ -44,23 +44,36 @@ final class BlockingCalls: Sendable {
     /// Runs `work` on one of the threads and returns its value, or throws when `key` has a call in
     /// flight, when too many calls wait, or when `deadline` passes first.
     func run<T: Sendable>(_ key: String, deadline: Duration, _ work: @escaping @Sendable () -> T) async throws(BlockingCallFailure) -> T {
-        let answer = Locked<CheckedContinuation<Result<T, BlockingCallFailure>, Never>?>(nil)
+        // The waiter, until it is answered, and the timer of its deadline (cancelled by an answer, so
+        // a call that returns at once holds no sleeping task for its whole deadline).
+        let waiter = Locked<(answer: CheckedContinuation<Result<T, BlockingCallFailure>, Never>?, timer: Task<Void, Never>?)>((nil, nil))
         @Sendable func reply(_ result: Result<T, BlockingCallFailure>) -> Bool {
-            guard let continuation = answer.withLock({ current in defer { current = nil }; return current }) else { return false }
-            continuation.resume(returning: result)
+            let (answer, timer) = waiter.withLock { waiter in
+                defer { waiter = (nil, nil) }
+                return waiter
+            }
+            timer?.cancel()
+            guard let answer else { return false }
+            answer.resume(returning: result)
             return true
         }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, BlockingCallFailure>, Never>) in
-            answer.withLock { $0 = continuation }
+            waiter.withLock { $0.answer = continuation }
             let call = Call(key: key, work: { _ = reply(.success(work())) }, expire: { reply(.failure(.timedOut(after: deadline))) })
             if let refusal = submit(call) {
                 _ = reply(.failure(refusal))
                 return
             }
-            Task {
-                try? await Task.sleep(for: deadline)
+            let timer = Task {
+                guard (try? await Task.sleep(for: deadline)) != nil else { return }
                 if call.expire() { self.forget(call) }
             }
+            // Answered meanwhile: the timer is not needed.
+            if waiter.withLock({ waiter in
+                guard waiter.answer != nil else { return true }
+                waiter.timer = timer
+                return false
+            }) { timer.cancel() }
         }
         return try result.get()
     }

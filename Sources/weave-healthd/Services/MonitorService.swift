@@ -27,20 +27,34 @@ struct MonitorService: Service {
         while !listening(), ContinuousClock.now < deadline {
             do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(5)) } } catch { return }
         }
-        let latest = Locked(0)
-        var running = start(source.runtime) { lifecycle.markStarted() }
+        // The runtime serving and the one a reload started. A reload superseded before it has results
+        // is cancelled at once: only these two ever run. Set under the lock the starts are made in,
+        // so a runtime ready at once finds itself pending.
+        let handover = Locked<(serving: Task<Void, Never>?, pending: (generation: Int, task: Task<Void, Never>)?)>((nil, nil))
+        handover.withLock { $0.serving = start(source.runtime) { lifecycle.markStarted() } }
+        var generation = 0
         for await runtime in reloads.cancelOnGracefulShutdown() {
-            let generation = latest.withLock { $0 += 1; return $0 }
-            let previous = running
-            running = start(runtime) { [source] in
-                // A later reload's runtime may have replaced this one's turn meanwhile.
-                guard latest.withLock({ $0 == generation }) else { return }
-                source.replace(with: runtime)
-                previous.cancel() // the old runtime's checks end; its results served until now
+            generation += 1
+            let current = generation
+            let superseded = handover.withLock { state -> Task<Void, Never>? in
+                defer {
+                    state.pending = (current, start(runtime) { [source] in
+                        let replaced = handover.withLock { state -> Task<Void, Never>?? in
+                            guard let pending = state.pending, pending.generation == current else { return .none }
+                            source.replace(with: runtime)
+                            defer { state = (pending.task, nil) }
+                            return .some(state.serving)
+                        }
+                        if case .some(let old) = replaced { old?.cancel() } // the old runtime's checks end
+                    })
+                }
+                return state.pending?.task
             }
+            superseded?.cancel()
         }
-        running.cancel()
-        await running.value
+        let running = handover.withLock { [$0.serving, $0.pending?.task].compactMap { $0 } }
+        for task in running { task.cancel() }
+        for task in running { await task.value }
     }
 
     /// Starts `runtime`'s checks and its applications' first health read; `ready` once both have results.

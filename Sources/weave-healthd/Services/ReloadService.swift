@@ -22,6 +22,8 @@ struct ReloadService: Service {
     let group: any EventLoopGroup
     let connections: ConnectionPool
     let blocking: BlockingCalls
+    /// Told after each reload: a new runtime is a burst of allocation, whose memory goes back once reloads stop.
+    let trimmer: HeapTrimmer
     let reloaded: AsyncStream<Runtime>.Continuation
     let outcomes: ReloadMetrics
     let logger: Logger
@@ -65,6 +67,7 @@ struct ReloadService: Service {
                                             ownSockets: server.listeners.compactMap(\.unixPath))
                 router.reconfigure(server)
                 reloaded.yield(runtime)
+                trimmer.burstEnded()
                 outcomes.record(success: true)
                 logger.notice("Configuration reloaded",
                               metadata: WeaveEvent.configReloaded.metadata([
