@@ -17,10 +17,10 @@ import WeaveSupport
 /// So a peer that opens hundreds of connections and sends nothing, or sends slowly, cannot keep a
 /// client that asks at once (weave-healthd reading an application) from being served.
 ///
-/// Busy connections cannot be closed to make room. So on a Unix socket, the first connection of a
-/// user (`SO_PEERCRED` uid) that holds none is served in full even in the reserve: another user's
-/// processes asking back to back on every slot cannot starve weave-healthd, whose user holds one
-/// connection to each application at most.
+/// Busy connections cannot be closed to make room. So on a Unix socket, a connection of a user
+/// (`SO_PEERCRED` uid) that holds fewer than `lightUser` connections is served in full even in the
+/// reserve: another user's processes asking back to back on every slot cannot starve weave-healthd,
+/// whose user asks an application for `/metrics`, `/health` and `/dependencies` at once at most.
 public final class ConnectionLimiter: Sendable {
     /// What a new connection may do.
     public enum Admission: Sendable {
@@ -60,6 +60,8 @@ public final class ConnectionLimiter: Sendable {
 
     public let maximum: Int
     public let reserved: Int
+    /// Connections a user may hold and still be served in full in the reserve.
+    static let lightUser = 3
     /// How long a connection must have been idle before a crowded server closes it for a new one.
     static let evictionGrace = Duration.milliseconds(500)
     private let open = Locked<[ObjectIdentifier: Entry]>([:])
@@ -101,9 +103,9 @@ public final class ConnectionLimiter: Sendable {
                 }
             }
             guard entries.count < maximum else { return (.refused, evicted) }
-            let firstOfItsUser = entry.user.map { user in !entries.values.contains { $0.user == user } } ?? false
+            let light = entry.user.map { user in entries.values.count { $0.user == user } < Self.lightUser } ?? false
             entries[ObjectIdentifier(entry)] = entry
-            return (entries.count > maximum - reserved && !firstOfItsUser ? .probesOnly : .full, evicted)
+            return (entries.count > maximum - reserved && !light ? .probesOnly : .full, evicted)
         }
         // Outside the lock: closing schedules the close on each connection's event loop.
         for entry in evicted { entry.close() }

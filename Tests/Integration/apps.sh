@@ -434,6 +434,51 @@ if [ "$first" = 'weave_app_up{app="orders"} 1' ]; then
 else not_ok "crowded peers hide an application" "first scrape: '$first'; $(grep -c orders "$WORK/second.log") lines on orders: $(grep orders "$WORK/second.log" | tail -2)"; fi
 kill -TERM "$SECOND" "$CROWD"; wait "$SECOND" "$CROWD" 2>/dev/null
 
+# --- busy peers of another user cannot starve the daemon's requests ------------------------------------
+# 8 processes of user nobody x 8 keep-alive connections, each asking orders' /metrics back to back: 64
+# busy connections, all orders' endpoint keeps (busy ones cannot be closed to make room). The daemon's
+# first connection (another user's) is served in full even in the reserve, so orders stays up.
+chmod 0711 "$WORK" "$APPS"
+BUSY=()
+for _ in $(seq 8); do
+    setpriv --reuid=nobody --regid=nogroup --groups="$(stat -c %g "$APPS/orders.sock")" "$PY" - "$APPS/orders.sock" \
+        >> "$WORK/busy.log" 2>&1 <<'PYTHON' &
+import asyncio, sys, time
+path = sys.argv[1]
+async def ask_back_to_back():
+    while True:
+        try:
+            reader, writer = await asyncio.open_unix_connection(path)
+            while True:
+                writer.write(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+                await reader.readexactly(length)
+        except (OSError, asyncio.IncompleteReadError, StopIteration, ValueError):
+            await asyncio.sleep(0.01)
+async def main():
+    tasks = [asyncio.create_task(ask_back_to_back()) for _ in range(8)]
+    await asyncio.sleep(2)
+    print("ready", flush=True)
+    await asyncio.sleep(60)
+asyncio.run(main())
+PYTHON
+    BUSY+=("$!")
+    PIDS+=("$!")
+done
+for _ in $(seq 50); do [ "$(grep -c ready "$WORK/busy.log" 2>/dev/null)" -ge 8 ] && break; sleep 0.1; done
+downs=0; scrapes=0
+for _ in $(seq 20); do
+    scrapes=$((scrapes + 1))
+    metrics_has '^weave_app_up{app="orders"} 1$' || downs=$((downs + 1))
+    sleep 0.5
+done
+health=$(curl -s "$URL/health" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["checks"]["orders:status"][0]["status"])')
+if [ "$downs" -eq 0 ] && [ "$health" = pass ]; then
+    ok "64 busy keep-alive connections of another user on orders' socket: orders up in all $scrapes scrapes, /health pass"
+else not_ok "busy peers starve the daemon" "$downs of $scrapes scrapes down; /health: $health; $(grep 'orders is down' "$WORK/daemon.log" | tail -1)"; fi
+kill -TERM "${BUSY[@]}"; wait "${BUSY[@]}" 2>/dev/null
+
 # --- a reload applies apps: -----------------------------------------------------------------------
 sed -i "s|^  directory: .*|  discover: false\n  targets:\n    - {name: only-orders, socket: $APPS/orders.sock}|" "$WORK/config.yaml"
 kill -HUP "$DAEMON"

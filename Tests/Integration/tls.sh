@@ -237,4 +237,11 @@ for _ in $(seq 50); do grep -q "Configuration rejected" "$WORK/hostile.log" && b
 if grep -q "Configuration rejected.*is a FIFO" "$WORK/hostile.log" && curl -sf -o /dev/null "http://127.0.0.1:$PORT2/livez"; then
     ok "a reload onto a FIFO ca_file is rejected at once; the daemon goes on"
 else not_ok "reload with a FIFO ca_file" "$(tail -3 "$WORK/hostile.log")"; fi
+# SIGTERM while a handshake waits inside OpenSSL on another thread: exit's handlers once tore
+# OpenSSL down under it (a segmentation fault).
+start_ms=$(date +%s%3N)
+kill -TERM "$HOSTILE"; wait "$HOSTILE"; rc=$?
+took=$(( $(date +%s%3N) - start_ms ))
+if [ $rc -eq 0 ] && [ $took -le 2000 ]; then ok "SIGTERM with a handshake stalled inside OpenSSL: exit 0 in $took ms"
+else not_ok "SIGTERM during a stalled handshake" "exit $rc after $took ms"; fi
 finish

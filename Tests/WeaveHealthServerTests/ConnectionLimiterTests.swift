@@ -49,10 +49,10 @@ import WeaveSupport
     }
 
     /// Busy connections cannot be closed: another user's processes asking back to back on every
-    /// slot used to push weave-healthd's connection into the reserve, where /metrics is 503. The
-    /// first connection of a user who holds none is served in full, even in the reserve; a second
-    /// one of that user, or one of the crowding user, gets the reserve as before.
-    @Test func theFirstConnectionOfAnotherUserIsServedInFullWhenBusyPeersFillTheRest() {
+    /// slot used to push weave-healthd's connection into the reserve, where /metrics is 503. A user
+    /// holding fewer than `lightUser` connections is served in full, even in the reserve (the daemon
+    /// asks /metrics and /health at once); the crowding user gets the reserve as before.
+    @Test func aLightUserIsServedInFullWhenBusyPeersOfAnotherFillTheRest() {
         let limiter = ConnectionLimiter(maximum: 4, reserved: 1)
         func entry(peer: Int32, user: UInt32) -> ConnectionLimiter.Entry {
             ConnectionLimiter.Entry(peer: peer, user: user) {}
@@ -64,13 +64,16 @@ import WeaveSupport
         }
         #expect(limiter.admit(entry(peer: 9, user: 0)) == .full, "the daemon's user, holding none: in full")
         #expect(limiter.admit(entry(peer: 4, user: 1_000)) == .refused, "all four taken")
-        let crowded = ConnectionLimiter(maximum: 5, reserved: 2)
+        let crowded = ConnectionLimiter(maximum: 8, reserved: 5)
         for pid in Int32(1)...3 {
             let busy = entry(peer: pid, user: 1_000)
             #expect(crowded.admit(busy) == .full)
             busy.mark(busy: true)
         }
         #expect(crowded.admit(entry(peer: 4, user: 1_000)) == .probesOnly, "the crowding user: the reserve")
-        #expect(crowded.admit(entry(peer: 9, user: 0)) == .full, "another user's first: in full")
+        for number in 1...ConnectionLimiter.lightUser {
+            #expect(crowded.admit(entry(peer: 9, user: 0)) == .full, "another user's connection \(number): in full")
+        }
+        #expect(crowded.admit(entry(peer: 9, user: 0)) == .probesOnly, "past lightUser: the reserve")
     }
 }
