@@ -7,8 +7,15 @@ import WeaveSupport
 extension AppEndpoint {
     /// Where the endpoint listens and what it shows.
     public struct Configuration: Sendable {
-        /// The directory weave-healthd watches for application sockets by default.
-        public static let defaultDirectory = AppSocket.defaultDirectory
+        /// The directory of `.discoverable()`: `$WEAVE_APPS_DIR` when it is an absolute path (a daemon
+        /// watching another directory, a test, a user without group `weave`), else the one
+        /// weave-healthd watches by default, `/run/weave/apps`. Read when a configuration is made.
+        public static var defaultDirectory: String {
+            guard let value = getenv("WEAVE_APPS_DIR").map({ String(cString: $0) }), value.hasPrefix("/") else {
+                return AppSocket.defaultDirectory
+            }
+            return value
+        }
 
         /// The endpoint's Unix socket.
         public enum Socket: Sendable, Equatable {
