@@ -129,7 +129,6 @@ public final class HealthServer: Service, Sendable {
                                                           viaUnixSocket: viaUnixSocket))
                 }
             }
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 64 * 1024))
     }

@@ -182,4 +182,24 @@ expect "it says it uses the passed socket" grep -q "sockets passed by systemd" "
 kill -TERM "$ACTIVATED"; wait "$ACTIVATED"; rc=$?
 expect "socket-activated SIGTERM: exit 0" test "$rc" -eq 0
 
+# Without any capability, as the shipped unit runs it (CapabilityBoundingSet=, a dynamic user): a
+# socket option that needs CAP_NET_ADMIN (SO_DEBUG, set by mistake for TCP_NODELAY) failed every
+# accepted connection there, and the unit answered nothing while a root shell's run answered.
+if [ "$(id -u)" -eq 0 ]; then
+    NOCAP_PORT=$(free_port)
+    mkdir -p "$WORK/nocap" && chmod 0777 "$WORK/nocap" && chmod 0711 "$WORK"
+    printf 'listen:\n  - address: 127.0.0.1:%s\n  - unix: %s/health.sock\napps: {discover: false}\nchecks:\n  - {name: container, type: container}\n' \
+        "$NOCAP_PORT" "$WORK/nocap" > "$WORK/nocap/config.yaml"
+    setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all --bounding-set=-all \
+        "$BIN" --config "$WORK/nocap/config.yaml" > "$WORK/nocap.log" 2>&1 &
+    PIDS+=("$!")
+    wait_for "http://127.0.0.1:$NOCAP_PORT/livez" 10
+    tcp=$(curl -s -m 5 "http://127.0.0.1:$NOCAP_PORT/livez")
+    unix=$(curl -s -m 5 --unix-socket "$WORK/nocap/health.sock" http://localhost/livez)
+    if [ "$tcp" = ok ] && [ "$unix" = ok ]; then ok "without capabilities (nobody, empty bounding set): /livez answers over TCP and the Unix socket"
+    else not_ok "answers without capabilities" "tcp '$tcp', unix '$unix'; $(tail -3 "$WORK/nocap.log")"; fi
+else
+    not_ok "answers without capabilities" "needs root, to run the daemon as nobody"
+fi
+
 finish
