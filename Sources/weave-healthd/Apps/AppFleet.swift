@@ -486,13 +486,16 @@ final class AppFleet: Sendable {
         let now = ContinuousClock.now
         let gone = states.withLock { states -> [String] in
             var gone: [String] = []
-            for (name, state) in states where !keep.contains(name) || state.vanishedAt != nil {
-                if case .unix(let path) = state.target.address, Self.exists(path) {
-                    states[name]?.vanishedAt = nil // back (an application that started again)
-                } else if Self.isRunning(state.pid) {
+            for (name, state) in states {
+                let socketThere = if case .unix(let path) = state.target.address { Self.exists(path) } else { true }
+                if keep.contains(name) {
+                    // A target: one kept for its vanished socket is back, or has ended at last.
+                    guard state.vanishedAt != nil else { continue }
+                    if socketThere { states[name]?.vanishedAt = nil } else if !Self.isRunning(state.pid) { gone.append(name) }
+                } else if !socketThere, Self.isRunning(state.pid) {
                     if state.vanishedAt == nil { states[name]?.vanishedAt = now }
                 } else {
-                    gone.append(name)
+                    gone.append(name) // its socket gone with its process, or no longer a target at all
                 }
             }
             for name in gone { states[name] = nil }
