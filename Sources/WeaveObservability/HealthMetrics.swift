@@ -17,6 +17,7 @@ public struct HealthMetrics: MetricCollector {
     /// The names of the families this collector is the home of.
     public static let familyNames: Set<String> = [
         "weave_health_status", "weave_health_check_duration_seconds", "weave_check_last_success_timestamp_seconds",
+        "weave_check_last_run_timestamp_seconds",
     ]
 
     public static func families(_ report: HealthReport) -> [MetricFamily] {
@@ -24,6 +25,7 @@ public struct HealthMetrics: MetricCollector {
         var states: [([(String, String)], Double)] = []
         var durations: [([(String, String)], Double)] = []
         var lastSuccesses: [([(String, String)], Double)] = []
+        var lastRuns: [([(String, String)], Double)] = []
         for name in names {
             let record = report.checks[name]!
             for state in HealthState.allCases {
@@ -31,6 +33,7 @@ public struct HealthMetrics: MetricCollector {
             }
             durations.append(([("check", name)], record.lastDuration.totalSeconds))
             if let time = record.lastSuccessAt { lastSuccesses.append(([("check", name)], time)) }
+            lastRuns.append(([("check", name)], record.checkedAt))
         }
         return [
             .gauge("weave_health_status", "Health of each check as a state set: 1 for its current state, 0 for the others.", states),
@@ -38,6 +41,9 @@ public struct HealthMetrics: MetricCollector {
             .gauge("weave_check_last_success_timestamp_seconds",
                    "When a run of the check last passed (healthy or degraded), in seconds since the Unix epoch.",
                    unit: "seconds", lastSuccesses),
+            .gauge("weave_check_last_run_timestamp_seconds",
+                   "When the check's latest result came, in seconds since the Unix epoch: time() minus it is the result's age.",
+                   unit: "seconds", lastRuns),
         ]
     }
 }
