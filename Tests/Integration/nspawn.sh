@@ -7,12 +7,13 @@
 # over the container's loopback (nsenter -n) and its Unix socket (through /proc/PID/root).
 # Needs root. WEAVE_NSPAWN_TREE names the tree (default /var/lib/weave-nspawn/bookworm); it has
 # libnss-systemd, as a standard Debian 12 has, so dynamic users have names.
-# Usage: Tests/Integration/nspawn.sh PATH-TO-weave-healthd
+# Usage: Tests/Integration/nspawn.sh PATH-TO-weave-healthd PATH-TO-weave-health
 set -uo pipefail
 
 source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$HERE/../.." && pwd)
 TREE=${WEAVE_NSPAWN_TREE:-/var/lib/weave-nspawn/bookworm}
+PROBE=$(realpath "$2")
 
 if [ ! -e "$TREE/lib/x86_64-linux-gnu/libnss_systemd.so.2" ]; then
     echo "# making $TREE with debootstrap (once; about a minute)"
@@ -28,7 +29,8 @@ if [ ! -e "$TREE/lib/x86_64-linux-gnu/libnss_systemd.so.2" ]; then
 fi
 
 systemd-nspawn -D "$TREE" --volatile=overlay --register=no --keep-unit --console=pipe --private-network \
-    --bind-ro=/opt/swift --bind-ro="$ROOT":/mnt/repo --bind-ro="$BIN":/mnt/weave-healthd --boot > "$WORK/nspawn.log" 2>&1 &
+    --bind-ro=/opt/swift --bind-ro="$ROOT":/mnt/repo --bind-ro="$BIN":/mnt/weave-healthd --bind-ro="$PROBE":/mnt/weave-health \
+    --boot > "$WORK/nspawn.log" 2>&1 &
 NSPAWN=$!
 PIDS+=("$NSPAWN")
 INIT=""
@@ -127,6 +129,23 @@ if [ "$now" != "$frozen" ] && IN journalctl -u weave-healthd --no-pager | grep -
     ok "SIGSTOP: the watchdog (WatchdogSec=3s) kills and restarts it (PID $frozen → $now)"
 else not_ok "the watchdog restarts a frozen daemon" "PID $frozen → $now; $(IN journalctl -u weave-healthd --no-pager | tail -3)"; fi
 IN rm /etc/systemd/system/weave-healthd.service.d/watchdog.conf
+IN systemctl daemon-reload
+
+# --- the probe as units run it: ExecStartPost= (start fails unless ready), ExecCondition= ----------------------
+IN sh -c 'printf "[Service]\nExecStartPost=/mnt/weave-health --unix /run/weave-healthd/health.sock --ready --quiet\n" \
+    > /etc/systemd/system/weave-healthd.service.d/probe.conf'
+IN systemctl daemon-reload
+IN systemctl restart weave-healthd.service
+post=$(IN systemctl show -P ExecStartPost weave-healthd.service | grep -o 'status=[0-9]*' | head -1)
+if [ "$(IN systemctl is-active weave-healthd.service)" = active ] && [ "$post" = status=0 ]; then
+    ok "ExecStartPost=weave-health --ready, in the hardened unit over its Unix socket: exit 0, the unit active"
+else not_ok "weave-health as ExecStartPost=" "post $post; $(IN journalctl -u weave-healthd --no-pager | tail -3)"; fi
+IN systemd-run --wait -q -p "ExecCondition=/mnt/weave-health --url http://127.0.0.1:9096 --live --quiet" /bin/touch /run/ran; ran=$?
+IN systemd-run --wait -q -p "ExecCondition=/mnt/weave-health --url http://127.0.0.1:1 --live --quiet" /bin/touch /run/skipped; skipped=$?
+if [ $ran -eq 0 ] && IN test -e /run/ran && ! IN test -e /run/skipped; then
+    ok "ExecCondition=weave-health --live: a unit runs while the daemon lives, and its ExecStart is skipped when it does not answer"
+else not_ok "weave-health as ExecCondition=" "live: $ran, unreachable: $skipped"; fi
+IN rm /etc/systemd/system/weave-healthd.service.d/probe.conf
 IN systemctl daemon-reload
 
 # --- stop -----------------------------------------------------------------------------------------------------
