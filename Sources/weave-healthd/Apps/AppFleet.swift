@@ -48,6 +48,9 @@ final class AppFleet: Sendable {
         var failing: [String: String] = [:]
         /// Whether it was asked at all.
         var asked = false
+        /// Whether its last request, whatever the path, got an HTTP answer (nothing did when it is
+        /// killed, hangs or refuses): without one, its last `/health` is no longer its news.
+        var answering = true
         /// Whether the last request actually sent to it was answered (one the budget left unasked
         /// does not count); nil before the first. Those that failed are asked last.
         var answeredWhenAsked: Bool?
@@ -64,8 +67,9 @@ final class AppFleet: Sendable {
             var seen: Set<String> = []
             return failing.sorted { $0.key > $1.key }.map(\.value).filter { seen.insert($0).inserted }.joined(separator: "; ")
         }
-        /// Whether its `/health` could not be read: its components are then down with it.
-        var healthUnread: Bool { failing["/health"] != nil || status == nil }
+        /// Whether its `/health` could not be read, or it answers nothing at all: its components are
+        /// then down with it (an invalid `/metrics` alone leaves them as its `/health` says).
+        var healthUnread: Bool { failing["/health"] != nil || status == nil || !answering }
         /// Its last `/health`: the application's aggregate state, and each component's state and output.
         var status: HealthStatus?
         var components: [(name: String, status: HealthStatus)] = []
@@ -396,6 +400,7 @@ final class AppFleet: Sendable {
         let answers = await each(targets) { [self] target in
             let start = ContinuousClock.now
             let outcome: Result<Value, FetchFailure>
+            var answered = false
             let left = deadline - start
             let cap = min(maxBytes ?? configuration.maxResponseBytes, room?.withLock { $0 } ?? .max)
             do {
@@ -404,6 +409,7 @@ final class AppFleet: Sendable {
                 let fetch = HTTPFetch(target: target.address, timeout: min(configuration.timeout, left),
                                       maxBodyBytes: cap, overflow: .fail, group: group, pool: connections)
                 let response = try await fetch.get(target.pathPrefix + path, host: target.host, headers: [("Accept", accept)])
+                answered = true
                 if let pid = response.peerPID { states.withLock { $0[target.name]?.pid = pid } }
                 outcome = Result { () throws(FetchFailure) in try read(target, response) }
             } catch let failure as FetchFailure where failure.tooLarge && room != nil && cap < configuration.maxResponseBytes {
@@ -413,7 +419,8 @@ final class AppFleet: Sendable {
             }
             // A request cut short by shutdown says nothing of the application: nothing is noted or logged.
             if notes, !Task.isCancelled {
-                note(target, path: path, await withUnitState(outcome.map { _ in () }, of: target), asked: left > .zero)
+                note(target, path: path, await withUnitState(outcome.map { _ in () }, of: target), asked: left > .zero,
+                     answered: answered)
             }
             return (target, outcome, ContinuousClock.now - start)
         }
@@ -435,13 +442,14 @@ final class AppFleet: Sendable {
 
     /// Records whether `target` answered `path` (and whether it was `asked` at all), and logs when
     /// the application goes down or comes up: once per real change, whichever endpoint caused it.
-    private func note(_ target: AppTarget, path: String, _ outcome: Result<Void, FetchFailure>, asked: Bool) {
+    private func note(_ target: AppTarget, path: String, _ outcome: Result<Void, FetchFailure>, asked: Bool, answered: Bool) {
         let failure: String? = if case .failure(let failure) = outcome { failure.description } else { nil }
         let (previous, now, reason) = states.withLock { states -> (Bool?, Bool?, String?) in
             var state = states[target.name] ?? AppState(target: target)
             let previous = state.reachable
             state.target = target
             state.asked = true
+            state.answering = answered
             state.failing[path] = failure
             if asked { state.answeredWhenAsked = failure == nil }
             states[target.name] = state
