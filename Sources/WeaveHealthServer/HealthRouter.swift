@@ -231,23 +231,22 @@ public struct HealthRouter: Sendable {
     }
 
     /// Readiness: startup done, not shutting down, and every check in the `ready` group (every check
-    /// outside `live` when no check names a group) not unhealthy.
+    /// outside `live` when no check names a group) not unhealthy. Aggregated applications are not the
+    /// server's readiness: a daemon unready for a down application would stop being scraped (and its
+    /// unit fail `ExecStartPost=`) just when it has news. `/readyz/<app>` answers for one.
     private func readyz(_ request: HealthRequest) -> HealthResponse {
         var probes = [Probe(name: "startup", ok: lifecycle.isStarted), Probe(name: "shutdown", ok: !lifecycle.isStopping)]
         probes += readinessChecks(source.healthReport()).map { Probe(name: $0.name, ok: $0.status.state != .unhealthy) }
         return probeResponse("readyz", probes, request)
     }
 
-    /// The server's own checks in `ready` (or outside `live` when none is in `ready`), then every
-    /// aggregated application component.
+    /// The server's own checks in `ready` (or outside `live` when none is in `ready`).
     private func readinessChecks(_ report: HealthReport) -> [HealthCheckRecord] {
-        let records = report.checks.values.sorted { $0.name < $1.name }
-        let components = records.filter { $0.groups.contains(HealthCheckSettings.application) }
-        let own = records.filter { !$0.groups.contains(HealthCheckSettings.application) }
+        let own = report.checks.values.filter { !$0.groups.contains(HealthCheckSettings.application) }.sorted { $0.name < $1.name }
         if own.contains(where: { $0.groups.contains(HealthCheckSettings.ready) }) {
-            return own.filter { $0.groups.contains(HealthCheckSettings.ready) } + components
+            return own.filter { $0.groups.contains(HealthCheckSettings.ready) }
         }
-        return own.filter { !$0.groups.contains(HealthCheckSettings.live) } + components
+        return own.filter { !$0.groups.contains(HealthCheckSettings.live) }
     }
 
     /// `/readyz/<check>`, or `/readyz/<app>`: fails when the check (or the application, or any of its

@@ -152,6 +152,17 @@ private struct Broken: Error, CustomStringConvertible { var description: String 
         #expect(excluded.status == 200)
     }
 
+    @Test func aDownApplicationIsNotTheServersReadiness() async {
+        let router = router(["orders": (.unhealthy(error: Broken()), [HealthCheckSettings.application]),
+                             "orders/Database": (.unhealthy(error: Broken()), [HealthCheckSettings.application]),
+                             "disk": (.healthy, [])])
+        let ready = await router.handle(HealthRequest(method: "GET", uri: "/readyz?verbose"))
+        #expect(ready.status == 200 && !body(ready).contains("orders"))
+        #expect(await router.handle(HealthRequest(method: "GET", uri: "/readyz/orders")).status == 503)
+        let health = await router.handle(HealthRequest(method: "GET", uri: "/health"))
+        #expect(health.status == 503)
+    }
+
     @Test func readinessFailsFirstDuringShutdownAndBeforeStartup() async {
         let stopping = await router([:], stopping: true).handle(HealthRequest(method: "GET", uri: "/readyz?verbose"))
         #expect(stopping.status == 503 && body(stopping).contains("[-]shutdown failed"))
