@@ -58,14 +58,11 @@ public struct SystemdUnit: Sendable, Equatable {
     /// Reads `unit` from the system bus (`$DBUS_SYSTEM_BUS_ADDRESS`, else `/run/dbus/system_bus_socket`),
     /// each call within `timeout`. Blocking: call it off the event loop and Swift's pool.
     public static func status(of unit: String, timeout: Duration) throws(Failure) -> SystemdUnit {
-        var bus: OpaquePointer?
-        let opened = sd_bus_open_system(&bus)
-        guard opened >= 0, let bus else { throw Failure(description: "cannot connect to the system bus: \(SystemError.text(-opened))") }
+        let bus = try openSystemBus(timeout: timeout)
         // Closed without flushing: every call here waited for its reply, so nothing is queued, and a
         // flush on a bus that never finished authenticating waits for sd-bus's own 90 s timeout.
         defer { sd_bus_close_unref(bus) }
-        sd_bus_set_method_call_timeout(bus, UInt64(max(1, timeout.totalSeconds * 1e6)))
-        let path = try loadUnit(unit, on: bus)
+        let path = try managerCall("LoadUnit", unit, on: bus)
         let unitInterface = "org.freedesktop.systemd1.Unit"
         let loadState = try string(bus, path, unitInterface, "LoadState")
         let activeState = try string(bus, path, unitInterface, "ActiveState")
@@ -79,9 +76,27 @@ public struct SystemdUnit: Sendable, Equatable {
                            restarts: restarts, stateChangedAt: changed.flatMap { $0 > 0 ? Double($0) / 1e6 : nil })
     }
 
-    /// `Manager.LoadUnit`: the unit's object path (systemd loads the unit to answer, so an unknown
-    /// unit answers with `LoadState` `not-found` rather than an error).
-    private static func loadUnit(_ unit: String, on bus: OpaquePointer) throws(Failure) -> String {
+    /// The unit that owns process `pid` (`Manager.GetUnitByPID`, then the unit's `Id`): its service,
+    /// or the scope of the session that started it. Blocking, like `status(of:timeout:)`.
+    public static func unitName(ofProcess pid: Int32, timeout: Duration) throws(Failure) -> String {
+        let bus = try openSystemBus(timeout: timeout)
+        defer { sd_bus_close_unref(bus) }
+        let path = try managerCall("GetUnitByPID", UInt32(bitPattern: pid), on: bus)
+        return try string(bus, path, "org.freedesktop.systemd1.Unit", "Id")
+    }
+
+    private static func openSystemBus(timeout: Duration) throws(Failure) -> OpaquePointer {
+        var bus: OpaquePointer?
+        let opened = sd_bus_open_system(&bus)
+        guard opened >= 0, let bus else { throw Failure(description: "cannot connect to the system bus: \(SystemError.text(-opened))") }
+        sd_bus_set_method_call_timeout(bus, UInt64(max(1, timeout.totalSeconds * 1e6)))
+        return bus
+    }
+
+    /// A call of systemd's `Manager` with one argument (a unit name or a process ID) that answers
+    /// with a unit's object path. `LoadUnit` loads the unit to answer, so an unknown unit answers
+    /// with `LoadState` `not-found` rather than an error.
+    private static func managerCall(_ method: String, _ argument: any ManagerArgument, on bus: OpaquePointer) throws(Failure) -> String {
         var message: OpaquePointer?
         var reply: OpaquePointer?
         var error = sd_bus_error(name: nil, message: nil, _need_free: 0)
@@ -91,15 +106,15 @@ public struct SystemdUnit: Sendable, Equatable {
             sd_bus_error_free(&error)
         }
         var code = sd_bus_message_new_method_call(bus, &message, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                                  "org.freedesktop.systemd1.Manager", "LoadUnit")
+                                                  "org.freedesktop.systemd1.Manager", method)
         guard code >= 0 else { throw Failure(description: "cannot make a D-Bus call: \(SystemError.text(-code))") }
-        code = unit.withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "s")), $0) }
+        code = argument.append(to: message)
         guard code >= 0 else { throw Failure(description: "cannot make a D-Bus call: \(SystemError.text(-code))") }
         code = sd_bus_call(bus, message, 0, &error, &reply)
-        guard code >= 0 else { throw failure("LoadUnit(\(unit))", code, error) }
+        guard code >= 0 else { throw failure("\(method)(\(argument))", code, error) }
         var path: UnsafePointer<CChar>?
         code = sd_bus_message_read_basic(reply, CChar(UInt8(ascii: "o")), &path)
-        guard code >= 0, let path else { throw Failure(description: "systemd's answer to LoadUnit(\(unit)) has no object path") }
+        guard code >= 0, let path else { throw Failure(description: "systemd's answer to \(method)(\(argument)) has no object path") }
         return String(cString: path)
     }
 
@@ -127,5 +142,23 @@ public struct SystemdUnit: Sendable, Equatable {
     private static func failure(_ what: String, _ code: Int32, _ error: sd_bus_error) -> Failure {
         if let message = error.message { return Failure(description: "\(what): \(String(cString: message))") }
         return Failure(description: "\(what): \(SystemError.text(-code))")
+    }
+}
+
+/// What `managerCall` sends: a unit name (`s`) or a process ID (`u`).
+private protocol ManagerArgument: CustomStringConvertible {
+    func append(to message: OpaquePointer?) -> Int32
+}
+
+extension String: ManagerArgument {
+    fileprivate func append(to message: OpaquePointer?) -> Int32 {
+        withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "s")), $0) }
+    }
+}
+
+extension UInt32: ManagerArgument {
+    fileprivate func append(to message: OpaquePointer?) -> Int32 {
+        var value = self
+        return sd_bus_message_append_basic(message, CChar(UInt8(ascii: "u")), &value)
     }
 }

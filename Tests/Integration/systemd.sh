@@ -22,8 +22,9 @@ install_log=$(DESTDIR="$WORK/root" "$ROOT/Scripts/install" "$BIN" 2>&1); rc=$?
 if [ $rc -eq 0 ] && [ -x "$WORK/root/usr/local/bin/weave-healthd" ]; then ok "Scripts/install into a DESTDIR"
 else not_ok "Scripts/install into a DESTDIR" "$install_log"; fi
 UNITS="$WORK/root/etc/systemd/system"
-if [ "$(stat -c %a "$WORK/root/run/weave/apps" 2>/dev/null)" = 3770 ] && grep -q '^weave:' "$WORK/root/etc/group"; then
-    ok "sysusers.d and tmpfiles.d: group weave, /run/weave/apps 3770 (setgid, sticky) for the applications' sockets"
+if [ "$(stat -c %a "$WORK/root/run/weave/apps" 2>/dev/null)" = 3770 ] && grep -q '^weave:' "$WORK/root/etc/group" \
+    && grep -q '^weave-healthd:.*:/usr/sbin/nologin$' "$WORK/root/etc/passwd"; then
+    ok "sysusers.d and tmpfiles.d: group weave, user weave-healthd, /run/weave/apps 3770 (setgid, sticky) for the applications' sockets"
 else not_ok "the apps directory and group" "$(ls -la "$WORK/root/run/weave" 2>&1) $(grep weave "$WORK/root/etc/group" 2>&1)"; fi
 # The example unit of an application (an executable that exists, for verify: the daemon's).
 sed "s|/usr/local/bin/orders|$BIN|" "$ROOT/systemd/examples/orders.service" > "$UNITS/orders.service"

@@ -38,6 +38,8 @@ final class AppFleet: Sendable {
     /// report itself as its own component. Those already logged, once each.
     private let ownSockets: [String]
     private let skippedOwn = Locked<Set<String>>([])
+    /// Whether a failed `GetUnitByPID` was logged (once: without a bus, every application fails alike).
+    private let unitLookupLogged = Locked(false)
 
     /// What the daemon knows of one application.
     struct AppState: Sendable {
@@ -56,6 +58,10 @@ final class AppFleet: Sendable {
         var answeredWhenAsked: Bool?
         /// The process that served its socket when last asked (`SO_PEERCRED`).
         var pid: Int32?
+        /// The systemd unit that owns `pid`, as systemd said (`GetUnitByPID`), and the process it was
+        /// asked for: asked again when another process serves the socket.
+        var unit: String?
+        var unitAskedFor: Int32?
         /// When its discovered socket was first found gone while its process still ran.
         var vanishedAt: ContinuousClock.Instant?
 
@@ -292,6 +298,7 @@ final class AppFleet: Sendable {
             }
             return health
         }
+        await findUnits()
         let now = WallClock.now()
         states.withLock { states in
             for case (let target, .success(let health), _) in answers {
@@ -321,6 +328,37 @@ final class AppFleet: Sendable {
                 states[target.name]!.dependencies = AppDependencies(summary, at: now, after: states[target.name]!.dependencies)
             }
         }
+    }
+
+    /// Asks systemd which unit owns each application's process, for those served by a process not
+    /// asked about yet (`/proc` may hide other users' processes, so over the bus). A failure leaves
+    /// the unit unknown until another process serves the socket; the first is logged.
+    private func findUnits() async {
+        let asking = states.withLock { states in
+            states.values.compactMap { state -> (String, Int32)? in
+                guard let pid = state.pid, pid != state.unitAskedFor, state.target.unit == nil else { return nil }
+                return (state.target.name, pid)
+            }
+        }
+        for (name, pid) in asking {
+            let found = await SystemdUnit.unitName(ofProcess: pid, timeout: configuration.timeout, on: blocking)
+            states.withLock { states in
+                guard states[name]?.pid == pid else { return }
+                states[name]?.unitAskedFor = pid
+                states[name]?.unit = try? found.get()
+            }
+            if case .failure(let failure) = found, unitLookupLogged.withLock({ logged in defer { logged = true }; return !logged }) {
+                logger.info("Cannot ask systemd which unit runs application \(name) (pid \(pid)): \(failure); applications' units stay unknown",
+                            metadata: ["app": "\(name)", "reason": "\(failure)"])
+            }
+        }
+    }
+
+    /// Each application's systemd unit, named by its target or found for its process.
+    func units() -> [(app: String, unit: String)] {
+        states.withLock { states in
+            states.values.compactMap { state in (state.target.unit ?? state.unit).map { (state.target.name, $0) } }
+        }.sorted { $0.app < $1.app }
     }
 
     /// Every application the fleet knows, by name.
@@ -401,6 +439,7 @@ final class AppFleet: Sendable {
             let start = ContinuousClock.now
             let outcome: Result<Value, FetchFailure>
             var answered = false
+            var pid: Int32?
             let left = deadline - start
             let cap = min(maxBytes ?? configuration.maxResponseBytes, room?.withLock { $0 } ?? .max)
             do {
@@ -410,7 +449,7 @@ final class AppFleet: Sendable {
                                       maxBodyBytes: cap, overflow: .fail, group: group, pool: connections)
                 let response = try await fetch.get(target.pathPrefix + path, host: target.host, headers: [("Accept", accept)])
                 answered = true
-                if let pid = response.peerPID { states.withLock { $0[target.name]?.pid = pid } }
+                pid = response.peerPID
                 outcome = Result { () throws(FetchFailure) in try read(target, response) }
             } catch let failure as FetchFailure where failure.tooLarge && room != nil && cap < configuration.maxResponseBytes {
                 outcome = .failure(overScrapeLimit("more than \(cap) bytes"))
@@ -420,7 +459,7 @@ final class AppFleet: Sendable {
             // A request cut short by shutdown says nothing of the application: nothing is noted or logged.
             if notes, !Task.isCancelled {
                 note(target, path: path, await withUnitState(outcome.map { _ in () }, of: target), asked: left > .zero,
-                     answered: answered)
+                     answered: answered, pid: pid)
             }
             return (target, outcome, ContinuousClock.now - start)
         }
@@ -432,7 +471,8 @@ final class AppFleet: Sendable {
     /// A failure of a target that names its systemd unit, with what systemd says of the unit: an
     /// application down and its unit in `activating (auto-restart)` tell one story.
     private func withUnitState(_ outcome: Result<Void, FetchFailure>, of target: AppTarget) async -> Result<Void, FetchFailure> {
-        guard case .failure(let failure) = outcome, let unit = target.unit else { return outcome }
+        guard case .failure(let failure) = outcome,
+              let unit = target.unit ?? states.withLock({ $0[target.name]?.unit }) else { return outcome }
         let state = switch await SystemdUnit.read(unit, timeout: configuration.timeout, on: blocking) {
         case .success(let status): status.summary
         case .failure(let error): "\(unit): \(error)"
@@ -440,9 +480,10 @@ final class AppFleet: Sendable {
         return .failure(FetchFailure("\(failure.description); \(state)"))
     }
 
-    /// Records whether `target` answered `path` (and whether it was `asked` at all), and logs when
-    /// the application goes down or comes up: once per real change, whichever endpoint caused it.
-    private func note(_ target: AppTarget, path: String, _ outcome: Result<Void, FetchFailure>, asked: Bool, answered: Bool) {
+    /// Records whether `target` answered `path` (and whether it was `asked` at all, and which process
+    /// served it), and logs when the application goes down or comes up: once per real change,
+    /// whichever endpoint caused it.
+    private func note(_ target: AppTarget, path: String, _ outcome: Result<Void, FetchFailure>, asked: Bool, answered: Bool, pid: Int32?) {
         let failure: String? = if case .failure(let failure) = outcome { failure.description } else { nil }
         let (previous, now, reason) = states.withLock { states -> (Bool?, Bool?, String?) in
             var state = states[target.name] ?? AppState(target: target)
@@ -450,6 +491,7 @@ final class AppFleet: Sendable {
             state.target = target
             state.asked = true
             state.answering = answered
+            if let pid { state.pid = pid }
             state.failing[path] = failure
             if asked { state.answeredWhenAsked = failure == nil }
             states[target.name] = state

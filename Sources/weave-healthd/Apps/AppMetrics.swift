@@ -6,7 +6,7 @@ import WeaveSupport
 /// Everything the daemon's `/metrics` shows: its own collectors' families, then the applications',
 /// scraped at each `/metrics`, each series labelled with its `app`, admitted by `FamilyAdmission`,
 /// then the textfile directory's (`Textfiles`), under names nothing before them renders.
-/// The home of `weave_app_up`, `weave_app_scrape_duration_seconds`,
+/// The home of `weave_app_up`, `weave_app_scrape_duration_seconds`, `weave_app_info`,
 /// `weave_app_dropped_families_total` and `weave_app_sockets_refused_total`. An application that is down has no series but those. The
 /// daemon's families come first, so an application's family of the same name never gives them its
 /// help or type, and one that would clash with them (or with another application's) is dropped,
@@ -37,6 +37,8 @@ struct AppMetrics: MetricCollector {
                    scrapes.map { ([("app", $0.target.name)], $0.families == nil ? 0 : 1) }),
             .gauge("weave_app_scrape_duration_seconds", "How long reading the application's /metrics took in this scrape.",
                    unit: "seconds", scrapes.map { ([("app", $0.target.name)], $0.duration.totalSeconds) }),
+            .gauge("weave_app_info", "The systemd unit that runs the application: named by its target, or the unit systemd says owns the process serving its socket.",
+                   fleet().units().map { ([("app", $0.app), ("unit", $0.unit)], 1) }),
         ]
         let (families, dropped) = FamilyAdmission.admit(own: apps + daemon,
                                                         apps: scrapes.map { ($0.target.name, $0.families ?? []) })

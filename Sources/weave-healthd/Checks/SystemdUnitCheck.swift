@@ -63,9 +63,19 @@ extension SystemdUnit {
     /// `status(of:timeout:)` on `blocking` (sd-bus blocks), for the check and for the applications
     /// that name their unit: one call per unit at a time, however long a bus takes to answer.
     static func read(_ unit: String, timeout: Duration, on blocking: BlockingCalls) async -> Result<SystemdUnit, Failure> {
+        await ask("unit \(unit)", timeout: timeout, on: blocking) { () throws(Failure) in try status(of: unit, timeout: timeout) }
+    }
+
+    /// `unitName(ofProcess:timeout:)` on `blocking`: which unit runs an application's process.
+    static func unitName(ofProcess pid: Int32, timeout: Duration, on blocking: BlockingCalls) async -> Result<String, Failure> {
+        await ask("pid \(pid)", timeout: timeout, on: blocking) { () throws(Failure) in try unitName(ofProcess: pid, timeout: timeout) }
+    }
+
+    private static func ask<Value: Sendable>(_ key: String, timeout: Duration, on blocking: BlockingCalls,
+                                             _ call: @escaping @Sendable () throws(Failure) -> Value) async -> Result<Value, Failure> {
         do {
-            return try await blocking.run("unit \(unit)", deadline: timeout) { () -> Result<SystemdUnit, Failure> in
-                do throws(Failure) { return .success(try status(of: unit, timeout: timeout)) } catch { return .failure(error) }
+            return try await blocking.run(key, deadline: timeout) { () -> Result<Value, Failure> in
+                do throws(Failure) { return .success(try call()) } catch { return .failure(error) }
             }
         } catch {
             return .failure(Failure(description: "systemd was not asked: \(error)"))
