@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# The shipped unit under a real systemd: Debian 12 booted with systemd 252 as PID 1 in
+# The Debian package under a real systemd: Debian 12 booted with systemd 252 as PID 1 in
 # systemd-nspawn (a `debootstrap --variant=minbase` tree made once and kept, booted with
-# --volatile=overlay so every boot starts clean, its own network), weave-healthd installed with
-# Scripts/install and started with `systemctl enable --now`. The Swift runtime of the debug build is
-# bind-mounted read-only from /opt/swift. Driven with nsenter into the container's PID 1; requests go
-# over the container's loopback (nsenter -n) and its Unix socket (through /proc/PID/root).
+# --volatile=overlay so every boot starts clean, its own network), the package installed with
+# `apt-get install ./weave-healthd_…deb` (which enables and starts the service), beside the example
+# service's shipped unit; removed and purged at the end. The example service is a debug build: its
+# Swift runtime is bind-mounted read-only from /opt/swift. Driven with nsenter into the container's
+# PID 1; requests go over the container's loopback (nsenter -n) and its Unix socket (through
+# /proc/PID/root).
 # Needs root. WEAVE_NSPAWN_TREE names the tree (default /var/lib/weave-nspawn/bookworm); it has
 # libnss-systemd, as a standard Debian 12 has, so dynamic users have names.
-# Usage: Tests/Integration/nspawn.sh PATH-TO-weave-healthd PATH-TO-weave-health
+# Usage: Tests/Integration/nspawn.sh PATH-TO-weave-healthd_VERSION_amd64.deb PATH-TO-Orders
 set -uo pipefail
 
 source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$HERE/../.." && pwd)
 TREE=${WEAVE_NSPAWN_TREE:-/var/lib/weave-nspawn/bookworm}
-PROBE=$(realpath "$2")
+DEB=$(realpath "$1")
+ORDERS=$(realpath "$2")
 
 if [ ! -e "$TREE/lib/x86_64-linux-gnu/libnss_systemd.so.2" ]; then
     echo "# making $TREE with debootstrap (once; about a minute)"
@@ -29,7 +32,7 @@ if [ ! -e "$TREE/lib/x86_64-linux-gnu/libnss_systemd.so.2" ]; then
 fi
 
 systemd-nspawn -D "$TREE" --volatile=overlay --register=no --keep-unit --console=pipe --private-network \
-    --bind-ro=/opt/swift --bind-ro="$ROOT":/mnt/repo --bind-ro="$BIN":/mnt/weave-healthd --bind-ro="$PROBE":/mnt/weave-health \
+    --bind-ro=/opt/swift --bind-ro="$DEB":/mnt/weave-healthd.deb --bind-ro="$ORDERS":/usr/local/bin/orders \
     --boot > "$WORK/nspawn.log" 2>&1 &
 NSPAWN=$!
 PIDS+=("$NSPAWN")
@@ -49,12 +52,16 @@ done
 if [ -n "$INIT" ] && [[ "$state" = running || "$state" = degraded ]]; then ok "Debian 12 booted, systemd as PID 1 ($(IN systemctl --version | head -1))"
 else not_ok "systemd boots in systemd-nspawn" "state '${state:-}'; $(tail -5 "$WORK/nspawn.log")"; finish; exit; fi
 
-IN bash -c 'cd /mnt/repo && Scripts/install /mnt/weave-healthd' > "$WORK/install.log" 2>&1
-IN systemctl enable --now weave-healthd.service > "$WORK/enable.log" 2>&1
+# --- the package: installed offline (its dependencies are the base system's), enabled and started --------------
+IN apt-get install -y /mnt/weave-healthd.deb > "$WORK/install.log" 2>&1; rc=$?
+enabled=$(IN systemctl is-enabled weave-healthd.service)
 active=$(IN systemctl is-active weave-healthd.service)
 status=$(IN systemctl show -P StatusText weave-healthd.service)
-if [ "$active" = active ] && [[ "$status" == *checks* ]]; then ok "systemctl enable --now: active, READY=1 and its status: \"$status\""
-else not_ok "the unit starts" "$active; $(IN journalctl -u weave-healthd --no-pager | tail -5)"; fi
+user=$(IN getent passwd weave-healthd | cut -d: -f7)
+if [ $rc -eq 0 ] && [ "$enabled" = enabled ] && [ "$active" = active ] && [[ "$status" == *checks* ]] && [ "$user" = /usr/sbin/nologin ] \
+    && [ "$(IN stat -c '%a %G' /run/weave/apps)" = "3770 weave" ]; then
+    ok "apt-get install ./$(basename "$DEB"): user, group and /run/weave/apps made, the service enabled, active, READY=1: \"$status\""
+else not_ok "the package installs and starts" "apt $rc, $enabled, $active; $(tail -3 "$WORK/install.log"); $(IN journalctl -u weave-healthd --no-pager | tail -5)"; fi
 pid=$(IN systemctl show -P MainPID weave-healthd.service)
 
 # --- it answers, over TCP and the Unix listener ----------------------------------------------------------
@@ -80,14 +87,38 @@ if IN journalctl -x -u weave-healthd.service --no-pager | grep -q "^░░ Subje
     ok "journalctl -x shows the catalog's text"
 else not_ok "journalctl -x" "$(IN journalctl -x -u weave-healthd.service --no-pager | tail -4)"; fi
 
-# --- a systemd_unit check of real units, over the real bus, from inside the hardened unit ------------------
-# As a fixed user: Debian's dbus-daemon drops the connections of a DynamicUser= service here ("Transport
-# endpoint is not connected"; busctl in `systemd-run -p DynamicUser=yes` fails the same way, as
-# User=nobody does not), so the shipped unit's systemd_unit checks need this drop-in for now.
-IN mkdir -p /etc/systemd/system/weave-healthd.service.d
-IN sh -c 'printf "[Service]\nDynamicUser=no\nUser=nobody\nGroup=nogroup\n" > /etc/systemd/system/weave-healthd.service.d/user.conf'
+# --- the example application's shipped unit (DynamicUser=yes), discovered through the group and directory --------
+# The daemon asks systemd over the bus which unit runs it: DynamicUser=yes with the package's static user
+# weave-healthd (Debian's dbus-daemon refuses a transient user's connection).
+IN cp /usr/share/doc/weave-healthd/examples/orders.service /etc/systemd/system/orders.service
 IN systemctl daemon-reload
-IN systemctl restart weave-healthd.service
+IN systemctl start orders.service
+app_state() { NET curl -s -m 5 http://127.0.0.1:9096/health > "$WORK/health.json"; component "$WORK/health.json" orders; }
+wait_app() { for _ in $(seq 150); do [[ "$(app_state)" == "$1"* ]] && return 0; sleep 0.1; done; return 1; }
+if wait_app "pass |" && NET curl -s -m 5 http://127.0.0.1:9096/metrics | grep -q '^weave_app_info{app="orders",unit="orders.service"} 1'; then
+    ok "the example service's unit, DynamicUser=yes: discovered in /run/weave/apps, up, weave_app_info{unit=\"orders.service\"}"
+else not_ok "the application's unit discovered" "$(app_state); $(NET curl -s -m 5 http://127.0.0.1:9096/metrics | grep weave_app_info); $(IN journalctl -u weave-healthd -u orders --no-pager | tail -5)"; fi
+IN systemctl stop orders.service
+for _ in $(seq 100); do IN journalctl -u weave-healthd --no-pager | grep -q "Application orders left" && break; sleep 0.1; done
+if IN journalctl -u weave-healthd --no-pager | grep -q "Application orders left" && ! IN journalctl -u weave-healthd --no-pager | grep -q "Application orders is down"; then
+    ok "systemctl stop orders: it left (never down)"
+else not_ok "a graceful stop is a leave" "$(IN journalctl -u weave-healthd --no-pager | grep orders | tail -3)"; fi
+IN mkdir -p /etc/systemd/system/orders.service.d
+IN sh -c 'printf "[Service]\nRestart=no\n" > /etc/systemd/system/orders.service.d/no-restart.conf'
+IN systemctl daemon-reload
+IN systemctl start orders.service
+wait_app "pass |"
+IN systemctl kill -s KILL orders.service
+wait_app "fail |"
+if [[ "$(app_state)" == "fail |"*"orders.service is failed (failed), last result signal"* ]]; then
+    ok "systemctl kill -s KILL orders: down, with systemd's view of its unit: $(app_state | cut -c8- | sed 's/.*; //')"
+else not_ok "a killed application is down with its unit's state" "$(app_state)"; fi
+IN rm -r /etc/systemd/system/orders.service.d
+IN systemctl daemon-reload
+IN systemctl start orders.service # it replaces the socket its killed process left
+wait_app "pass |"
+
+# --- a systemd_unit check of real units, over the real bus, from inside the hardened unit as shipped -----------
 pid=$(IN systemctl show -P MainPID weave-healthd.service)
 IN sh -c 'cat >> /etc/weave-healthd/config.yaml <<YAML
   - {name: journald, type: systemd_unit, unit: systemd-journald.service, interval: 1s}
@@ -98,7 +129,7 @@ for _ in $(seq 50); do NET curl -s -m 2 http://127.0.0.1:9096/health | grep -q '
 NET curl -s -m 5 http://127.0.0.1:9096/health > "$WORK/health.json"
 journald=$(component "$WORK/health.json" journald); ghost=$(component "$WORK/health.json" ghost)
 if [[ "$journald" == "pass |"* ]] && [[ "$ghost" == "fail | ghost.service does not exist"* ]]; then
-    ok "systemd_unit over the real bus, from the hardened unit (as nobody): systemd-journald.service passes, ghost.service fails"
+    ok "systemd_unit over the real bus, from the shipped unit: systemd-journald.service passes, ghost.service fails"
 else not_ok "systemd_unit against systemd" "journald: $journald; ghost: $ghost"; fi
 if [ "$(IN systemctl show -P MainPID weave-healthd.service)" = "$pid" ] && IN journalctl -u weave-healthd --no-pager | grep -q "Configuration reloaded"; then
     ok "systemctl reload applies a changed file and keeps the PID ($pid)"
@@ -112,8 +143,8 @@ if IN journalctl -u weave-healthd --no-pager | grep -q "Configuration rejected" 
 else not_ok "a broken reload" "$(IN journalctl -u weave-healthd --no-pager | tail -3)"; fi
 
 # --- the watchdog restarts a frozen daemon ------------------------------------------------------------------
-IN cp /mnt/repo/systemd/config.yaml /etc/weave-healthd/config.yaml
-IN rm /etc/systemd/system/weave-healthd.service.d/user.conf
+IN sh -c 'sed -i "/journald\|ghost\|^checks: \[$/d" /etc/weave-healthd/config.yaml'
+IN mkdir -p /etc/systemd/system/weave-healthd.service.d
 IN sh -c 'printf "[Service]\nWatchdogSec=3s\n" > /etc/systemd/system/weave-healthd.service.d/watchdog.conf'
 IN systemctl daemon-reload
 IN systemctl restart weave-healthd.service
@@ -134,7 +165,7 @@ IN rm /etc/systemd/system/weave-healthd.service.d/watchdog.conf
 IN systemctl daemon-reload
 
 # --- the probe as units run it: ExecStartPost= (start fails unless ready), ExecCondition= ----------------------
-IN sh -c 'printf "[Service]\nExecStartPost=/mnt/weave-health --unix /run/weave-healthd/health.sock --ready --quiet\n" \
+IN sh -c 'printf "[Service]\nExecStartPost=/usr/bin/weave-health --unix /run/weave-healthd/health.sock --ready --quiet\n" \
     > /etc/systemd/system/weave-healthd.service.d/probe.conf'
 IN systemctl daemon-reload
 IN systemctl restart weave-healthd.service
@@ -142,8 +173,8 @@ post=$(IN systemctl show -P ExecStartPost weave-healthd.service | grep -o 'statu
 if [ "$(IN systemctl is-active weave-healthd.service)" = active ] && [ "$post" = status=0 ]; then
     ok "ExecStartPost=weave-health --ready, in the hardened unit over its Unix socket: exit 0, the unit active"
 else not_ok "weave-health as ExecStartPost=" "post $post; $(IN journalctl -u weave-healthd --no-pager | tail -3)"; fi
-IN systemd-run --wait -q -p "ExecCondition=/mnt/weave-health --url http://127.0.0.1:9096 --live --quiet" /bin/touch /run/ran; ran=$?
-IN systemd-run --wait -q -p "ExecCondition=/mnt/weave-health --url http://127.0.0.1:1 --live --quiet" /bin/touch /run/skipped; skipped=$?
+IN systemd-run --wait -q -p "ExecCondition=/usr/bin/weave-health --url http://127.0.0.1:9096 --live --quiet" /bin/touch /run/ran; ran=$?
+IN systemd-run --wait -q -p "ExecCondition=/usr/bin/weave-health --url http://127.0.0.1:1 --live --quiet" /bin/touch /run/skipped; skipped=$?
 if [ $ran -eq 0 ] && IN test -e /run/ran && ! IN test -e /run/skipped; then
     ok "ExecCondition=weave-health --live: a unit runs while the daemon lives, and its ExecStart is skipped when it does not answer"
 else not_ok "weave-health as ExecCondition=" "live: $ran, unreachable: $skipped"; fi
@@ -173,4 +204,19 @@ else not_ok "socket activation" "port '$port', $first build_info lines; $(IN jou
 warnings=$(IN journalctl -u weave-healthd-isolated.service -p warning --no-pager -q)
 if [ -z "$warnings" ]; then ok "…with nothing at warning or above (it reads the applications' directory too)"
 else not_ok "a quiet start of the isolated unit" "$warnings"; fi
+
+# --- remove, then purge: nothing left but what policy keeps (the system user and group) -------------------------
+IN systemctl stop orders.service
+IN apt-get remove -y weave-healthd > "$WORK/remove.log" 2>&1; rc=$?
+left=$(IN sh -c 'ls /usr/bin/weave-health* /lib/systemd/system/weave-healthd* 2>/dev/null; pgrep -x weave-healthd')
+if [ $rc -eq 0 ] && [ -z "$left" ] && [ "$(IN systemctl is-active weave-healthd.service weave-healthd-isolated.service weave-healthd.socket | sort -u)" = inactive ] \
+    && IN test -f /etc/weave-healthd/config.yaml; then
+    ok "apt-get remove: the service, the socket and the isolated unit stopped, executables and units gone, the configuration kept"
+else not_ok "apt-get remove" "apt $rc; left: $left; $(tail -3 "$WORK/remove.log")"; fi
+IN apt-get purge -y weave-healthd > "$WORK/purge.log" 2>&1; rc=$?
+left=$(IN sh -c 'find /etc /lib/systemd /usr/lib /var/lib /run -name "*weave-healthd*" 2>/dev/null; ls -d /run/weave 2>/dev/null')
+kept=$(IN sh -c 'getent passwd weave-healthd >/dev/null && getent group weave >/dev/null && echo kept')
+if [ $rc -eq 0 ] && [ -z "$left" ] && [ "$kept" = kept ]; then
+    ok "apt-get purge: no configuration, unit, enablement link, state or runtime directory left; the user and group kept, as policy keeps them"
+else not_ok "apt-get purge" "apt $rc; left: $left; user and group: ${kept:-gone}"; fi
 finish
