@@ -62,10 +62,10 @@ public struct ContainerMetrics: MetricCollector {
             }
         }
         return [
-            .counter("weave_resolutions", "Resolves of a registered service, cached hits and factory runs.", resolutions),
+            .counter("weave_resolutions", "Resolves of a registered service that succeeded, cached hits and factory runs; a failed attempt counts in weave_resolution_errors_total only.", resolutions),
             .counter("weave_instances_created", "Instances a service's factory made.", created),
             .counter("weave_slow_resolutions", "Resolves slower than the slow-resolution threshold.", slow),
-            .counter("weave_resolution_errors", "Failed resolves, by dependency and error kind.", errors),
+            .counter("weave_resolution_errors", "Failed attempts to resolve, by dependency and error kind (none of them counts in weave_resolutions_total).", errors),
             MetricFamily(name: "weave_resolve_duration_seconds", kind: .histogram,
                          help: "Resolve latency: every factory run; one cached hit in 64 per thread (path=cached_hit).",
                          unit: "seconds", histograms: durations),

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 @testable import WeaveDI
 
@@ -120,5 +121,62 @@ private final class Shared: Sendable {}
         #expect(statistics["Shared"]?.resolutions == UInt64(8 * perTask - expectedMade - expectedMisses))
         #expect(statistics["Shared"]?.instancesCreated == 1)
         #expect(statistics["Settings"]?.errors[.notRegistered] == UInt64(expectedMisses))
+    }
+}
+
+private struct Refunds: Sendable {}
+private struct GatewayDown: Error {}
+private final class Calls: Sendable { let count = Mutex(0) }
+
+/// A resolve is a success; an attempt that failed is an error only, whichever scope, API and path.
+@Suite struct ErrorCountTests {
+    @Test(arguments: [Scope.transient, .singleton, .cached])
+    func attemptsThatAllFailAreErrorsAndNoResolve(scope: Scope) async {
+        for instrumented in [true, false] {
+            let container = Container(instrumented: instrumented)
+            container.register(Refunds.self, scope: scope) { () throws -> Refunds in throw GatewayDown() }
+            for _ in 0..<7 { #expect(container.resolve(Refunds.self) == nil) }
+            for _ in 0..<3 { #expect(throws: ResolutionError.self) { try container.resolveThrows(Refunds.self) } }
+            let statistics = container.statistics()["Refunds"]
+            #expect(statistics?.resolutions == 0)
+            #expect(statistics?.errors[.factoryFailed] == 10)
+        }
+    }
+
+    @Test func asyncAttemptsThatFailAreErrorsAndNoResolve() async {
+        let container = Container()
+        container.register(Refunds.self, scope: .singleton) { () async throws -> Refunds in throw GatewayDown() }
+        for _ in 0..<4 { _ = try? await container.resolveAsync(Refunds.self) }
+        #expect(container.statistics()["Refunds"]?.resolutions == 0)
+        #expect(container.statistics()["Refunds"]?.errorCount == 4)
+    }
+
+    @Test func halfFailingGivesHalfTheAttemptsAsErrors() {
+        let container = Container()
+        let calls = Calls()
+        container.register(Refunds.self) { () throws -> Refunds in
+            let call = calls.count.withLock { $0 += 1; return $0 }
+            if call.isMultiple(of: 2) { throw GatewayDown() }
+            return Refunds()
+        }
+        for _ in 0..<10 { _ = container.resolve(Refunds.self) }
+        let statistics = container.statistics()["Refunds"]
+        #expect(statistics?.resolutions == 5 && statistics?.errorCount == 5)
+    }
+
+    @Test func unifiedDIRegistersThrowingFactoriesSyncAndAsync() async {
+        let container = Container()
+        await withContainer(container) {
+            UnifiedDI.register(Refunds.self) { () throws -> Refunds in throw GatewayDown() }
+            #expect(throws: ResolutionError.self) { try UnifiedDI.resolveThrows(Refunds.self) }
+            UnifiedDI.register(Shared.self, scope: .singleton) { () async throws -> Shared in
+                try await Task.sleep(for: .milliseconds(1))
+                return Shared()
+            }
+            let first = try? await UnifiedDI.resolveAsync(Shared.self)
+            let second = try? await UnifiedDI.resolveAsync(Shared.self)
+            #expect(first != nil && first === second)
+        }
+        #expect(container.statistics()["Refunds"]?.errors[.factoryFailed] == 1)
     }
 }

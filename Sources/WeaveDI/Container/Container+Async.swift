@@ -23,10 +23,13 @@ extension Container {
         case .instance(let instance, _):
             return instance
         case .registration(let registration):
-            guard case .async(let factory) = registration.maker else {
-                return try owner.produce(registration)
+            let made = if case .async(let factory) = registration.maker {
+                try await owner.produceAsync(registration, factory)
+            } else {
+                try owner.produce(registration)
             }
-            return try await owner.produceAsync(registration, factory)
+            succeeded(registration, in: owner, counted: counted)
+            return made
         case .missing:
             preconditionFailure("find never returns .missing")
         }

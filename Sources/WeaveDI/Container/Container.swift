@@ -248,8 +248,12 @@ public final class Container: @unchecked Sendable {
                     // Retained, as its factory runs outside the lock; counted with its timing (`run`).
                     return .transient(slot.retain())
                 }
-                shard.counters.pointee.countHit(registration.index)
-                if let instance = typed.instanceSlot.pointee { return .instance(instance) }
+                // A held instance is a resolve that succeeds: counted now. Any other is counted once
+                // it has succeeded: a failed attempt is an error, not a resolve.
+                if let instance = typed.instanceSlot.pointee {
+                    shard.counters.pointee.countHit(registration.index)
+                    return .instance(instance)
+                }
                 return .other
             }
         }
@@ -266,8 +270,10 @@ public final class Container: @unchecked Sendable {
         case .miss:
             if quietMiss && parent == nil { return nil }
             return try resolveValue(type, name: name, counted: false, quietMiss: quietMiss)
-        case .instance, .other:
+        case .instance:
             return try resolveValue(type, name: name, counted: true)
+        case .other:
+            return try resolveValue(type, name: name, counted: false)
         }
     }
 
@@ -300,7 +306,7 @@ public final class Container: @unchecked Sendable {
             return instance
         }
         if case .missing = found { return try resolveValue(type, name: name, counted: false, quietMiss: quietMiss) }
-        return try resolveValue(type, name: name, counted: true)
+        return try resolveValue(type, name: name, counted: { if case .instance = found { true } else { false } }())
     }
 
     /// Records the time since `start` (an `IntervalClock` reading) in a histogram of the
@@ -344,7 +350,7 @@ public final class Container: @unchecked Sendable {
                 if counts[key] != nil || counts.count < 1_000 { counts[key, default: 0] += 1 }
             }
         }
-        if error.kind != .notRegistered { instrumentation.error(service: error.serviceName, error: error) }
+        if error.kind != .notRegistered { instrumentation.error(service: error.serviceName, error: error, throttle: logThrottle) }
         return error
     }
 
@@ -410,10 +416,13 @@ public final class Container: @unchecked Sendable {
         let hash = KeyHash.of(id, name: name)
         return lock.withReadLock { shard in
             guard let found = table.slot(id, name: name, hash: hash)?.takeUnretainedValue() else { return .missing }
-            if count { shard.counters.pointee.countHit(found.index) }
             // Safe: every registration under the identity of `T` is a `Registration<T>`.
             let registration = unsafeDowncast(found, to: Registration<T>.self)
-            if let instance = registration.instance { return .instance(instance, registration) }
+            if let instance = registration.instance {
+                if count { shard.counters.pointee.countHit(found.index) }
+                return .instance(instance, registration)
+            }
+            // Counted by the caller once its factory has succeeded (`succeeded`).
             return .registration(registration)
         }
     }
@@ -450,10 +459,18 @@ public final class Container: @unchecked Sendable {
             }
             return instance
         case .registration(let registration):
-            return try owner.produce(registration)
+            let made = try owner.produce(registration)
+            succeeded(registration, in: owner, counted: counted)
+            return made
         case .missing:
             preconditionFailure("find never returns .missing")
         }
+    }
+
+    /// Counts a resolve whose registration had no instance at look-up, now that it has succeeded:
+    /// in `owner`, unless `owner` is this container and the caller counted it already.
+    func succeeded(_ registration: AnyRegistration, in owner: Container, counted: Bool) {
+        if owner !== self || !counted { owner.countResolution(registration.index) }
     }
 
     @usableFromInline
@@ -473,7 +490,7 @@ public final class Container: @unchecked Sendable {
             throw failed(.argumentMismatch(type: registration.key.description, expected: "an argument of type \(expected)",
                                            actual: "an argument of type \(Arg.self)"), index: registration.index)
         }
-        return try run(registration) { typed.make(argument) }
+        return try run(registration, counted: false) { typed.make(argument) }
     }
 
     /// Runs the registration's synchronous factory as its scope requires.
@@ -535,12 +552,7 @@ public final class Container: @unchecked Sendable {
         counted: Bool = true, _ make: () throws(Failure) -> T
     ) throws(ResolutionError) -> T {
         if frame.pointee.insideFactory {
-            do {
-                try checkCycle(registration, frame: frame)
-            } catch {
-                if !counted { countResolution(registration.index) }
-                throw error
-            }
+            try checkCycle(registration, frame: frame)
             recordEdge(from: frame.pointee.innermost.unsafelyUnwrapped, to: registration)
         }
         frame.pointee.push(registration) // `registration` is alive for the whole call
@@ -550,7 +562,6 @@ public final class Container: @unchecked Sendable {
         do {
             made = try make()
         } catch {
-            if !counted { countResolution(registration.index) }
             if let error = error as? ResolutionError { throw error }
             throw failed(.factoryFailed(type: registration.key.description, underlying: error), index: registration.index)
         }
@@ -610,19 +621,16 @@ public final class Container: @unchecked Sendable {
         return .notRegistered(type: key.description, suggestions: NameSuggestions.nearest(to: key.description, among: names))
     }
 
-    /// Logs an error that an optional API turned into `nil`.
+    /// Logs a miss that an optional API turned into `nil`, at warning level (optional APIs are often
+    /// used for optional services), and tells the error hooks. The other kinds were logged, at error
+    /// level, and reported where they arose (`failed`), whichever API asked.
     @usableFromInline
-    /// A miss is a warning (optional APIs are often used for optional services); the rest are errors.
     func report(_ error: ResolutionError) {
-        let metadata: Logger.Metadata = ["dependency": "\(error.serviceName)", "error": "\(error.kind.rawValue)"]
-        if case .notRegistered = error {
-            instrumentation.error(service: error.serviceName, error: error) // the other kinds were reported where they arose
-            instrumentation.throttled(.resolutionError, service: error.serviceName, .warnings, .warning, "\(error)",
-                                      metadata: metadata, throttle: logThrottle)
-        } else {
-            instrumentation.throttled(.resolutionError, service: error.serviceName, .errors, .error, "\(error)",
-                                      metadata: metadata, throttle: logThrottle)
-        }
+        guard case .notRegistered = error else { return }
+        instrumentation.error(service: error.serviceName, error: error, throttle: nil)
+        instrumentation.throttled(.resolutionError, service: error.serviceName, .warnings, .warning, "\(error)",
+                                  metadata: ["dependency": "\(error.serviceName)", "error_kind": "\(error.kind.rawValue)"],
+                                  throttle: logThrottle)
     }
 }
 

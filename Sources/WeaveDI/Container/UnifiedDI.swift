@@ -5,6 +5,21 @@ public enum UnifiedDI {
         Container.current.register(type, scope: scope, factory: factory)
     }
 
+    /// Registers a factory that may throw: resolve it with `resolveThrows` (a throw is
+    /// `ResolutionError.factoryFailed`, counted and logged as a resolution error), or with
+    /// `resolve`, which gives `nil`.
+    @_disfavoredOverload
+    public static func register<T>(_ type: T.Type = T.self, scope: Scope = .transient, factory: @escaping @Sendable () throws -> T) {
+        Container.current.register(type, scope: scope, throwingFactory: factory)
+    }
+
+    /// Registers an async factory that may throw: resolve it with `try await resolveAsync`.
+    @_disfavoredOverload
+    public static func register<T>(_ type: T.Type = T.self, scope: Scope = .transient,
+                                   factory: @escaping @Sendable () async throws -> T) {
+        Container.current.register(type, scope: scope, factory: factory)
+    }
+
     /// Registers a factory for `type` under `name` in the current container.
     public static func register<T>(_ name: String, _ type: T.Type = T.self, scope: Scope = .transient, factory: @escaping @Sendable () -> T) {
         Container.current.register(name, type, scope: scope, factory: factory)

@@ -34,7 +34,13 @@ public final class Instrumentation: Sendable {
                                          "threshold_usec": "\(threshold.totalNanoseconds / 1_000)"],
                               throttle: throttle)
                     for handler in slow.all { handler(service, seconds) }
-                case .resolutionError(let service, let error):
+                case .resolutionError(let service, let error, let throttle):
+                    if let throttle {
+                        throttled(.resolutionError, service: service, .errors, .error,
+                                  "Resolving \(service) failed (\(error.kind.rawValue)): \(error)",
+                                  metadata: ["dependency": "\(service)", "error_kind": "\(error.kind.rawValue)", "error": "\(error)"],
+                                  throttle: throttle)
+                    }
                     for handler in errors.all { handler(service, error) }
                 case .memoryPressure:
                     for handler in pressure.all { handler() }
@@ -71,7 +77,8 @@ public final class Instrumentation: Sendable {
 
     private enum Event: Sendable {
         case slowResolution(service: String, seconds: Double, threshold: Duration, throttle: LogThrottle)
-        case resolutionError(service: String, error: ResolutionError)
+        /// Logged within `throttle`'s limit; not logged without one.
+        case resolutionError(service: String, error: ResolutionError, throttle: LogThrottle?)
         case memoryPressure
         /// Resumes the continuation once every earlier event has been delivered.
         case flush(CheckedContinuation<Void, Never>)
@@ -147,9 +154,12 @@ public final class Instrumentation: Sendable {
                                 throttle: throttle))
     }
 
-    func error(service: String, error: ResolutionError) {
-        guard !state.errors.isEmpty else { return }
-        enqueue(.resolutionError(service: service, error: error))
+    /// A failed resolve: logged at error level within the container's rate limit (`throttle`; nil
+    /// for a miss, which its API logs as it sees fit), and sent to the handlers.
+    func error(service: String, error: ResolutionError, throttle: LogThrottle?) {
+        let logs = throttle != nil && state.level.load(ordering: .relaxed) <= LogLevel.errors.rawValue
+        guard logs || !state.errors.isEmpty else { return }
+        enqueue(.resolutionError(service: service, error: error, throttle: throttle))
     }
 
     func memoryPressure() {

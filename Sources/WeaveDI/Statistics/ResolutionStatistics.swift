@@ -78,7 +78,8 @@ public struct ServiceStatistics: Sendable {
     public let service: String
     /// The registration's scope; `nil` for a key that was asked for but is not registered.
     public let scope: Scope?
-    /// Resolves of the key (cached hits and factory runs).
+    /// Resolves of the key that succeeded (cached hits and factory runs). A failed attempt is counted
+    /// in `errors` only, so `errorCount / (errorCount + resolutions)` is the share of attempts that failed.
     public let resolutions: UInt64
     /// Instances its factory made.
     public let instancesCreated: UInt64
