@@ -140,6 +140,36 @@ probe 1 "a garbage-speaking listener" --url "http://127.0.0.1:$GARBAGE"
 expect "garbage: says it is not HTTP" bash -c "'$PROBE' --url http://127.0.0.1:$GARBAGE | grep -q 'bad response: not HTTP'"
 probe 3 "garbage under --nagios is UNKNOWN" --url "http://127.0.0.1:$GARBAGE" --nagios
 
+# --- every command an alert's description names (in backticks) runs as written ----------------------------
+# Template labels take values this daemon has; weave-health runs against it, weave-healthd checks the
+# shipped configuration, journalctl reads the host's journal (it fails on an option it does not know).
+"$PY" - "$HERE/../../monitoring/rules/weave-alerts.yml" > "$WORK/alert-commands.txt" <<'PY'
+import re, sys, yaml
+values = {"app": "", "check": "broken", "dependency": "Database"}
+for group in yaml.safe_load(open(sys.argv[1]))["groups"]:
+    for rule in group["rules"]:
+        for command in re.findall(r"`([^`]+)`", rule["annotations"]["description"]):
+            command = re.sub(r"\{\{ if \$labels\.app \}\}.*?\{\{ end \}\}", "", command)
+            command = re.sub(r"\{\{ \$labels\.(\w+) \}\}", lambda m: values[m.group(1)] or "good", command)
+            print(rule["alert"] + "\t" + command)
+PY
+ran=0; broken=""
+while IFS=$'\t' read -r alert command; do
+    read -r -a words <<< "$command"
+    case "${words[0]}" in
+        weave-health) "$PROBE" "${words[@]:1}" --url "$URL" > "$WORK/alert-command.out" 2>&1; rc=$?
+                      [ $rc -eq 0 ] || [ $rc -eq 1 ] || broken+="$alert: $command (exit $rc); " ;;
+        weave-healthd) "$BIN" "${words[@]:1/\/etc\/weave-healthd\/config.yaml/$HERE/../../systemd/config.yaml}" > "$WORK/alert-command.out" 2>&1 \
+                           || broken+="$alert: $command ($(head -1 "$WORK/alert-command.out")); " ;;
+        journalctl) "${words[@]}" --no-pager -q > "$WORK/alert-command.out" 2>&1 || broken+="$alert: $command; "
+                    ! grep -q "unrecognized\|invalid\|Failed to" "$WORK/alert-command.out" || broken+="$alert: $command ($(head -1 "$WORK/alert-command.out")); " ;;
+        *) broken+="$alert: $command (no such command here); " ;;
+    esac
+    ran=$((ran + 1))
+done < "$WORK/alert-commands.txt"
+if [ $ran -ge 6 ] && [ -z "$broken" ]; then ok "the $ran commands the alerts' descriptions name run as written (no usage error)"
+else not_ok "the commands alerts name" "$ran ran; $broken"; fi
+
 kill -TERM "$DAEMON"; wait "$DAEMON"
 probe 1 "a stopped daemon" --url "$URL"
 probe 2 "a stopped daemon under --nagios is CRITICAL" --url "$URL" --nagios
