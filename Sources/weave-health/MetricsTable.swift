@@ -15,6 +15,9 @@ struct MetricsTable {
     }
 
     var rows: [Row]
+    /// The applications the daemon reports down (`weave_app_up` 0): their series are absent, so
+    /// they would otherwise not be listed at all.
+    var downApps: [String] = []
 
     /// Reads the weave_* families of a Prometheus text exposition (0.0.4 or OpenMetrics), checked by
     /// the daemon's own parser: an exposition Prometheus would reject is refused whole. From a daemon
@@ -32,6 +35,7 @@ struct MetricsTable {
         for sample in families.flatMap(\.preformatted.samples) {
             // What the table shows comes from the labels: none of their bytes may reach the terminal as is.
             let labels = sample.labels.mapValues(\.printable)
+            if sample.name == "weave_app_up", sample.value == 0, let app = labels["app"] { downApps.append(app) }
             guard var service = labels["dependency"] ?? labels["check"] else { continue }
             if let app = labels["app"] {
                 service = app + "/" + service
@@ -100,13 +104,20 @@ struct MetricsTable {
         return previous.le
     }
 
-    /// A fixed-width table, slowest first, at most `limit` rows; coloured health when `color`.
-    func render(source: String, limit: Int, color: Bool) -> String {
+    /// The applications that are down first, each with its reason (`reasons`, from `/health`),
+    /// then a fixed-width table, slowest first, at most `limit` rows; coloured health when `color`.
+    func render(source: String, limit: Int, color: Bool, reasons: [String: String] = [:]) -> String {
         let unhealthy = rows.filter { $0.health == "unhealthy" }.count
         let degraded = rows.filter { $0.health == "degraded" }.count
         var text = "weave-health top - \(source) - \(rows.count) services"
+        if !downApps.isEmpty { text += ", \(downApps.count) application\(downApps.count == 1 ? "" : "s") down" }
         if unhealthy + degraded > 0 { text += ", \(unhealthy) unhealthy, \(degraded) degraded" }
         text += "\n\n"
+        for app in downApps.sorted() {
+            let down = color ? HealthState.unhealthy.paint("DOWN") : "DOWN"
+            text += "\(down)  \(app)  \(reasons[app]?.printable ?? "(see weave-health --check \(app))")\n"
+        }
+        if !downApps.isEmpty { text += "\n" }
         let shown = rows.prefix(limit)
         let width = max(7, shown.map(\.service.count).max() ?? 0)
         text += "SERVICE".padding(to: width) + "  " + ["RESOLVES", "P50", "P99", "ERRORS", "SLOW"].map { $0.leftPadded(to: 9) }.joined(separator: " ")

@@ -30,7 +30,9 @@ enum Top {
             }
             let table: String
             do {
-                table = try MetricsTable(exposition: text, includeOwn: options.includeOwn).render(source: source, limit: options.limit, color: color)
+                let metrics = try MetricsTable(exposition: text, includeOwn: options.includeOwn)
+                let reasons = metrics.downApps.isEmpty || options.metricsFile != nil ? [:] : downReasons(options, target: target)
+                table = metrics.render(source: source, limit: options.limit, color: color, reasons: reasons)
             } catch {
                 write("weave-health: \(source) is not a valid exposition: \(error)\n", to: 2)
                 guard options.watch != nil else { return 1 }
@@ -46,5 +48,16 @@ enum Top {
             var left = timespec()
             while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
         }
+    }
+
+    /// Why each application is down, as the daemon's `/health` says (its `<app>` component's output);
+    /// empty when `/health` cannot be read or shows no details.
+    private static func downReasons(_ options: ProbeOptions, target: ProbeTarget) -> [String: String] {
+        let http = HTTPProbe(target: target, connectTimeout: options.connectTimeout, deadline: ContinuousClock.now + options.timeout)
+        guard let reply = try? http.get("/health", accept: "application/health+json"),
+              let document = try? HealthDocument(reply.body) else { return [:] }
+        var reasons: [String: String] = [:]
+        for check in document.checks where check.state == .unhealthy { reasons[check.name] = check.output }
+        return reasons
     }
 }

@@ -170,6 +170,24 @@ import WeaveSupport
         #expect(try MetricsTable(exposition: Array(unlabelled.utf8)).rows.map(\.service) == ["disk-root"])
     }
 
+    /// A down application has no series but `weave_app_up 0`: `top` lists it first, with its reason,
+    /// before the slowest services of the others.
+    @Test func topShowsDownApplicationsFirstWithTheirReason() throws {
+        let exposition = """
+            # TYPE weave_app_up gauge
+            weave_app_up{app="billing"} 1
+            weave_app_up{app="orders"} 0
+            # TYPE weave_resolutions counter
+            weave_resolutions_total{app="billing",dependency="Database"} 7
+
+            """
+        let table = try MetricsTable(exposition: Array(exposition.utf8))
+        #expect(table.downApps == ["orders"])
+        let text = table.render(source: "test", limit: 10, color: false, reasons: ["orders": "orders is down: connection refused"])
+        #expect(text.hasPrefix("weave-health top - test - 1 services, 1 application down\n\nDOWN  orders  orders is down: connection refused\n\nSERVICE"))
+        #expect(text.contains("billing/Database"))
+    }
+
     /// Label values are an application's bytes: what `top` shows of them (app, service, health) cannot
     /// move the cursor or colour the terminal.
     @Test func topShowsNoLabelByteAsIs() throws {
