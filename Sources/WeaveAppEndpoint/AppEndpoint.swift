@@ -11,8 +11,9 @@ import WeavePrometheus
 import WeaveSupport
 
 /// What an application serves so that weave-healthd (or anyone allowed) can see inside it: its
-/// container's statistics and its health checks, at the routes of `HealthRoute.all` (`/metrics`,
-/// `/health`, the probes, and `/dependencies` for the daemon's status page).
+/// container's statistics, its health checks and its events, at the routes of `HealthRoute.all`
+/// (`/metrics`, `/health`, the probes, `/dependencies` for the daemon's status page, and `/events`
+/// for the daemon's journal).
 /// One `Service` for the application's `ServiceGroup`: it runs the health checks (one round, then
 /// readiness passes, then on their intervals) and the endpoint's server, until graceful shutdown.
 ///
@@ -26,6 +27,9 @@ public final class AppEndpoint: Service, Sendable {
     /// Runs the application's `HealthCheckable` services and named checks.
     public let monitor: HealthMonitor
     public let configuration: Configuration
+    /// The container's events, which `/events` serves (weave-healthd writes them to its journal).
+    public let events: ContainerEventLog
+    private let container: Container
     private let server: HealthServer?
     /// Relieves the container under memory pressure while `run()` runs (`watchesMemoryPressure`).
     private let pressure: MemoryPressureMonitor?
@@ -44,6 +48,9 @@ public final class AppEndpoint: Service, Sendable {
         self.logger = logger
         let monitor = monitor ?? HealthMonitor(container: container, defaultSettings: configuration.healthCheckDefaults)
         self.monitor = monitor
+        self.container = container
+        let events = ContainerEventLog()
+        self.events = events
         let listeners = configuration.listeners(for: identity)
         var server = HealthServerConfiguration(listeners: listeners, detailsPolicy: configuration.details,
                                                unixSocketDetailsPolicy: configuration.socketDetails,
@@ -58,7 +65,7 @@ public final class AppEndpoint: Service, Sendable {
                 HealthMetrics { monitor.latestReport },
             ] + collectors + [ProcessMetrics(), BuildInfo(identity: identity)],
             source: MonitorHealthSource(monitor: monitor), lifecycle: ServerLifecycle(),
-            statistics: { container.statistics() })
+            statistics: { container.statistics() }, events: events)
         self.server = listeners.isEmpty ? nil : HealthServer(router: router, group: group, logger: logger)
         pressure = configuration.watchesMemoryPressure ? MemoryPressureMonitor(containers: [container]) : nil
     }
@@ -82,6 +89,7 @@ public final class AppEndpoint: Service, Sendable {
         pressure?.start()
         defer { pressure?.stop() }
         await withTaskGroup(of: Void.self) { group in
+            group.addTask { [events, container, monitor] in await events.record(container, monitor) }
             group.addTask { [monitor, lifecycle = router.lifecycle] in
                 _ = await monitor.checkAll()
                 lifecycle.markStarted()

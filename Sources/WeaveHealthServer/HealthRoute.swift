@@ -6,7 +6,7 @@ import WeavePrometheus
 public struct HealthRoute: Sendable, Equatable {
     /// Which handler of the router answers.
     enum Handler: Sendable, Equatable {
-        case page, metrics, health, livez, readyz, readyzOne, dependencies
+        case page, metrics, health, livez, readyz, readyzOne, dependencies, events
     }
 
     /// The path as path components; `**` matches one or more further components (`/readyz/<name>`).
@@ -60,6 +60,8 @@ public struct HealthRoute: Sendable, Equatable {
                     roles: [.all, .health], handler: .readyzOne),
         HealthRoute(components: ["dependencies"], methods: read, formats: ["application/json"], isMounted: true, isProbe: false,
                     roles: [.all, .health], handler: .dependencies),
+        HealthRoute(components: ["events"], methods: read, formats: ["application/json"], isMounted: true, isProbe: false,
+                    roles: [.all, .health], handler: .events),
     ]
 
     /// The route `path` (a request's path, without its query) names, if any.

@@ -5,7 +5,8 @@ import WeaveObservability
 import WeavePrometheus
 import WeaveSupport
 
-/// Answers the endpoints of `HealthRoute.all` (`/dependencies` only with statistics). Separate from
+/// Answers the endpoints of `HealthRoute.all` (`/dependencies` only with statistics, `/events` only
+/// with an event log). Separate from
 /// the server core, as a router in Hummingbird is, so any server can embed it.
 public struct HealthRouter: Sendable {
     private let current: Locked<HealthServerConfiguration>
@@ -20,11 +21,14 @@ public struct HealthRouter: Sendable {
     public let statistics: (@Sendable () -> ContainerStatistics)?
     /// What `/` shows; without one, a small page of the endpoints and the checks' states.
     public let statusPage: (any StatusPage)?
+    /// The container's events, for `/events`; without a log there is no such endpoint.
+    public let events: ContainerEventLog?
 
     /// `collectors` usually end with `ProcessMetrics()` and `BuildInfo(identity:)`.
     public init(configuration: HealthServerConfiguration, identity: ServiceIdentity, collectors: [any MetricCollector],
                 source: any HealthSource, lifecycle: ServerLifecycle,
-                statistics: (@Sendable () -> ContainerStatistics)? = nil, statusPage: (any StatusPage)? = nil) {
+                statistics: (@Sendable () -> ContainerStatistics)? = nil, statusPage: (any StatusPage)? = nil,
+                events: ContainerEventLog? = nil) {
         current = Locked(configuration)
         self.identity = identity
         self.collectors = collectors
@@ -32,6 +36,7 @@ public struct HealthRouter: Sendable {
         self.lifecycle = lifecycle
         self.statistics = statistics
         self.statusPage = statusPage
+        self.events = events
     }
 
     /// The configuration in force; `reconfigure` replaces it (a reload), every copy of the router sees it.
@@ -68,6 +73,7 @@ public struct HealthRouter: Sendable {
             case .metrics: response = await metrics(request)
             case .health: response = health(request)
             case .dependencies: response = dependencies(request)
+            case .events: response = eventLog(request)
             }
             return finish(response, request)
         }
@@ -89,7 +95,7 @@ public struct HealthRouter: Sendable {
 
     /// The routes whose answer is rendered, off the event loop.
     private enum Rendered {
-        case page, metrics, health, dependencies
+        case page, metrics, health, dependencies, events
     }
 
     private func resolve(_ request: HealthRequest, role: ListenerRole) -> Resolution {
@@ -109,6 +115,7 @@ public struct HealthRouter: Sendable {
         case .metrics: return .render(.metrics)
         case .health: return .render(.health)
         case .dependencies: return .render(.dependencies)
+        case .events: return .render(.events)
         }
     }
 
@@ -126,9 +133,14 @@ public struct HealthRouter: Sendable {
         return response
     }
 
-    /// Whether this router answers `route`: every one, but `/dependencies` only with statistics.
+    /// Whether this router answers `route`: every one, but `/dependencies` only with statistics and
+    /// `/events` only with an event log.
     private func serves(_ route: HealthRoute) -> Bool {
-        route.handler != .dependencies || statistics != nil
+        switch route.handler {
+        case .dependencies: statistics != nil
+        case .events: events != nil
+        default: true
+        }
     }
 
     private func text(_ status: Int, _ body: String) -> HealthResponse {
@@ -278,6 +290,18 @@ public struct HealthRouter: Sendable {
         let summary = DependencySummary(version: identity.version, startedAt: ProcessMetrics.startTime(),
                                         statistics: statistics!(), limit: asked)
         return HealthResponse(status: 200, contentType: "application/json", text: summary.json)
+    }
+
+    // MARK: /events
+
+    /// The container's events numbered after `?after=N` (0 by default), at most `?limit=N`
+    /// (`ContainerEventLog.maxPerRequest`), as JSON; to clients that may see details only, since
+    /// errors and reasons are in them.
+    private func eventLog(_ request: HealthRequest) -> HealthResponse {
+        guard showsDetails(request, configuration) else { return text(403, "the events are details, not shown to this client\n") }
+        let after = request.values("after").last.flatMap { UInt64($0) } ?? 0
+        let limit = min(request.values("limit").last.flatMap { Int($0) } ?? ContainerEventLog.maxPerRequest, ContainerEventLog.maxPerRequest)
+        return HealthResponse(status: 200, contentType: "application/json", text: events!.json(after: after, limit: limit))
     }
 
     // MARK: /

@@ -134,8 +134,9 @@ let appConnections = ConnectionPool(capacity: descriptors.keptAppConnections(ser
 // Every blocking library call of the daemon, on a few threads of their own, whatever is stuck.
 let blocking = BlockingCalls()
 let owners = AppOwners()
+let appEvents = AppEventJournal(limit: configuration.logRateLimit)
 let source = DaemonSource(await Runtime(configuration: configuration, group: group, connections: appConnections,
-                                       blocking: blocking, owners: owners,
+                                       blocking: blocking, owners: owners, events: appEvents,
                                        ownSockets: serverConfiguration.listeners.compactMap(\.unixPath)))
 var pressure = MemoryPressureConfiguration()
 pressure.trigger = configuration.memoryPressureTrigger

@@ -23,6 +23,6 @@ import Testing
         #expect(HealthRoute.route(for: "/metrics/") == nil)
         #expect(HealthRoute.route(for: "metrics") == nil)
         #expect(HealthRoute.all.filter(\.isProbe).map(\.path) == ["/livez", "/readyz", "/readyz/<name>"])
-        #expect(HealthRouter.mountedRoutes.map(\.path) == ["/metrics", "/health", "/livez", "/readyz", "/readyz/<name>", "/dependencies"])
+        #expect(HealthRouter.mountedRoutes.map(\.path) == ["/metrics", "/health", "/livez", "/readyz", "/readyz/<name>", "/dependencies", "/events"])
     }
 }

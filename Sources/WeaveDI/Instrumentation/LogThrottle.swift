@@ -18,8 +18,9 @@ public struct LogRateLimit: Sendable, Equatable {
     public static let `default` = LogRateLimit(burst: 5, window: .seconds(10))
 }
 
-/// Applies `LogRateLimit` to repeated records, keyed by event and service.
-final class LogThrottle: Sendable {
+/// Applies `LogRateLimit` to repeated records, keyed by event and service (or any key: the daemon
+/// keys the applications' events by application and kind).
+public final class LogThrottle: Sendable {
     private struct Window {
         var start: ContinuousClock.Instant
         var logged: Int
@@ -38,18 +39,18 @@ final class LogThrottle: Sendable {
 
     private let state: Locked<State>
 
-    init(limit: LogRateLimit) {
+    public init(limit: LogRateLimit) {
         state = Locked(State(limit: limit))
     }
 
-    var limit: LogRateLimit {
+    public var limit: LogRateLimit {
         get { state.withLock { $0.limit } }
         set { state.withLock { $0.limit = newValue } }
     }
 
     /// Whether a record for `key` may be logged now. The first suppressed record of a window
     /// schedules `summary(suppressed, window)` for the window's end.
-    func admit(_ key: String, summary: @escaping @Sendable (Int, Duration) -> Void) -> Bool {
+    public func admit(_ key: String, summary: @escaping @Sendable (Int, Duration) -> Void) -> Bool {
         let now = ContinuousClock.now
         let decision = state.withLock { state -> (admitted: Bool, closeAt: ContinuousClock.Instant?, window: Duration) in
             let limit = state.limit

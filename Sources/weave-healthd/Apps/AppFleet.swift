@@ -24,6 +24,8 @@ final class AppFleet: Sendable {
     private let connections: ConnectionPool
     /// Which user owns each application name (shared by every runtime).
     let owners: AppOwners
+    /// Where the applications' events go, and how far each was read (shared by every runtime).
+    let events: AppEventJournal
     /// How long a discovered application whose socket is gone while its process runs is given to
     /// end (a graceful stop removes the socket first, then drains) before it is down.
     let leavingGrace: Duration
@@ -114,12 +116,14 @@ final class AppFleet: Sendable {
     static let maxHealthKept = 16 << 20
 
     init(configuration: AppsConfiguration, group: any EventLoopGroup, connections: ConnectionPool,
-         blocking: BlockingCalls = BlockingCalls(maxThreads: 2), owners: AppOwners = AppOwners(), ownSockets: [String] = [],
+         blocking: BlockingCalls = BlockingCalls(maxThreads: 2), owners: AppOwners = AppOwners(),
+         events: AppEventJournal = AppEventJournal(limit: .default), ownSockets: [String] = [],
          leavingGrace: Duration = .seconds(10), logger: Logger = Logger(label: "weave.healthd.apps")) {
         self.leavingGrace = leavingGrace
         self.configuration = configuration
         self.blocking = blocking
         self.owners = owners
+        self.events = events
         self.ownSockets = ownSockets
         self.group = group
         self.connections = connections
@@ -330,6 +334,18 @@ final class AppFleet: Sendable {
         }
     }
 
+    /// Reads every application's new events (`/events` after the last one read) and writes them to
+    /// the journal (`AppEventJournal`). An application without the endpoint (an older
+    /// WeaveAppEndpoint) has none; neither that nor a failed read says whether it is down.
+    func refreshEvents() async {
+        let journal = events
+        _ = await ask("/events", accept: "application/json", maxBytes: AppEventJournal.maxPageBytes, notes: false,
+                      query: { "?after=\(journal.after($0.name))&limit=\(AppEventJournal.maxPerPage)" }) { target, response throws(FetchFailure) in
+            guard response.status == 200 else { return }
+            try journal.ingest(target.name, response.body)
+        }
+    }
+
     /// Asks systemd which unit owns each application's process, for those served by a process not
     /// asked about yet (`/proc` may hide other users' processes, so over the bus). A failure leaves
     /// the unit unknown until another process serves the socket; the first is logged.
@@ -431,7 +447,7 @@ final class AppFleet: Sendable {
     /// With `room` (bytes the answers may still take), no answer is read past it.
     private func ask<Value: Sendable>(
         _ path: String, accept: String, room: Locked<Int>? = nil, maxBytes: Int? = nil, notes: Bool = true,
-        read: @escaping @Sendable (AppTarget, HTTPFetch.Response) throws(FetchFailure) -> Value
+        query: (@Sendable (AppTarget) -> String)? = nil, read: @escaping @Sendable (AppTarget, HTTPFetch.Response) throws(FetchFailure) -> Value
     ) async -> [(target: AppTarget, outcome: Result<Value, FetchFailure>, duration: Duration)] {
         let deadline = ContinuousClock.now + configuration.budget
         let targets = targets()
@@ -447,7 +463,8 @@ final class AppFleet: Sendable {
                 if let vanished = vanished(target) { throw FetchFailure(vanished) }
                 let fetch = HTTPFetch(target: target.address, timeout: min(configuration.timeout, left),
                                       maxBodyBytes: cap, overflow: .fail, group: group, pool: connections)
-                let response = try await fetch.get(target.pathPrefix + path, host: target.host, headers: [("Accept", accept)])
+                let response = try await fetch.get(target.pathPrefix + path + (query?(target) ?? ""), host: target.host,
+                                                   headers: [("Accept", accept)])
                 answered = true
                 pid = response.peerPID
                 outcome = Result { () throws(FetchFailure) in try read(target, response) }
@@ -551,6 +568,7 @@ final class AppFleet: Sendable {
             for name in gone { states[name] = nil }
             return gone
         }
+        for name in gone { events.forget(name) }
         for name in gone.sorted() {
             logger.info("Application \(name) left: its socket is gone and its process has ended",
                         metadata: WeaveEvent.appLeft.metadata(["app": "\(name)"]))

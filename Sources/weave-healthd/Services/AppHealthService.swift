@@ -1,7 +1,7 @@
 import ServiceLifecycle
 
 /// Reads the current runtime's applications' health, then their slowest dependencies (for the
-/// status page), every `apps.health_interval` (a reload may change it), after the first round
+/// status page) and their new events (for the journal), every `apps.health_interval` (a reload may change it), after the first round
 /// `MonitorService` runs. Cancelled at shutdown.
 ///
 /// Each round is a burst of allocation, which `trimmer` gives back once the daemon is quiet.
@@ -17,6 +17,7 @@ struct AppHealthService: Service {
             let apps = source.runtime.apps
             if await apps.refreshHealth() > 0 {
                 await apps.refreshDependencies()
+                await apps.refreshEvents()
                 trimmer.burstEnded()
             }
         }

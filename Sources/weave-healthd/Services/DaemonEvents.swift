@@ -10,9 +10,10 @@ extension WeaveEvent {
     static let appUp = WeaveEvent(messageID: "c81e4f3a6d2b4b9f8e07a5c3d6f1b240", title: "application up")
     static let appLeft = WeaveEvent(messageID: "56060c2a39f44e0f81e9ddf8275e70a1", title: "application left")
     static let appRefused = WeaveEvent(messageID: "5dae4959308142ad94b0c04993f09937", title: "application socket refused")
+    static let appEventsMissed = WeaveEvent(messageID: "af025d5370e9400c833e14e271ef6b85", title: "application events missed")
 
     /// The events weave-healthd itself logs (its container and monitor log theirs too).
     static let daemonEvents: [WeaveEvent] = [
-        .configReloaded, .configRejected, .startup, .shutdown, .appDown, .appUp, .appLeft, .appRefused,
+        .configReloaded, .configRejected, .startup, .shutdown, .appDown, .appUp, .appLeft, .appRefused, .appEventsMissed,
     ]
 }

@@ -63,9 +63,10 @@ struct ReloadService: Service {
                             + "the listeners: restart weave-healthd to apply it")
                 }
                 let runtime = await Runtime(configuration: configuration, group: group, connections: connections, blocking: blocking,
-                                            owners: source.runtime.apps.owners,
+                                            owners: source.runtime.apps.owners, events: source.runtime.apps.events,
                                             ownSockets: server.listeners.compactMap(\.unixPath))
                 router.reconfigure(server)
+                runtime.apps.events.limit = configuration.logRateLimit
                 reloaded.yield(runtime)
                 trimmer.burstEnded()
                 outcomes.record(success: true)

@@ -29,6 +29,13 @@ struct ReportBuilder: Sendable {
 /// A refund provider this build does not register: `/refunds` fails to resolve it.
 struct RefundsClient: Sendable {}
 
+/// A refund gateway whose factory always throws (`/refunds/gateway`).
+struct RefundGateway: Sendable {
+    struct Unreachable: Error, CustomStringConvertible {
+        var description: String { "refund gateway unreachable: connection refused (10.0.0.7:443)" }
+    }
+}
+
 /// What the routes use, injected.
 struct OrderService: Sendable {
     @Inject var database: Database?

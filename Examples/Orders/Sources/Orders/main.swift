@@ -40,6 +40,9 @@ UnifiedDI.register(ReportBuilder.self) { [slowFactory] in
     usleep(UInt32(slowFactory / .microseconds(1)))
     return ReportBuilder(database: UnifiedDI.requireResolve(Database.self))
 }
+// A factory that fails: its upstream is down. Each attempt is a resolution error (factory_failed),
+// counted and logged at error level (rate-limited), never a resolve.
+UnifiedDI.register(RefundGateway.self) { () throws -> RefundGateway in throw RefundGateway.Unreachable() }
 
 // 3. The service's own metrics through swift-metrics into a swift-prometheus registry, with the
 //    container's timings forwarded there too (MetricsBridge), as a service that already exports
@@ -67,6 +70,11 @@ router.get("/report") { _, _ in UnifiedDI.requireResolve(ReportBuilder.self).rep
 router.get("/refunds") { _, _ in
     UnifiedDI.resolve(RefundsClient.self) == nil ? Response(status: .notImplemented) : Response(status: .ok)
 }
+router.get("/refunds/gateway") { _, _ in
+    (try? UnifiedDI.resolveThrows(RefundGateway.self)) == nil ? Response(status: .serviceUnavailable) : Response(status: .ok)
+}
+// What the memory-pressure monitor does when the kernel reports pressure.
+router.post("/demo/memory-pressure") { _, _ in "dropped \(Container.live.relieveMemoryPressure()) cached instances\n" }
 router.post("/demo/payments/degrade") { _, _ in OrderService().payments?.setDegraded(true); return "degraded\n" }
 router.post("/demo/payments/recover") { _, _ in OrderService().payments?.setDegraded(false); return "recovered\n" }
 // 5. The same endpoints in the service's own router (optional).

@@ -1,0 +1,112 @@
+import WeaveDI
+import WeaveHealth
+import WeaveSupport
+
+/// A bounded, numbered log of one application's container events: slow resolutions, resolution
+/// errors, memory-pressure evictions and health transitions, the newest `capacity` kept. It is
+/// what an application's `/events` serves, and what weave-healthd reads with each health round to
+/// write the application's events to the host's journal, resuming after the last number it saw.
+///
+/// Numbers start at 1 and never repeat within one log; `started` tells one log (one run of the
+/// application) from the next, so a reader knows when numbering started again.
+public final class ContainerEventLog: Sendable {
+    /// One event. Its fields are the journal's `WEAVE_*` fields in lower case.
+    public struct Event: Sendable, Equatable {
+        public enum Kind: String, Sendable, CaseIterable {
+            case slowResolution = "slow_resolution"
+            case resolutionError = "resolution_error"
+            case memoryPressure = "memory_pressure"
+            case healthTransition = "health_transition"
+        }
+
+        public let sequence: UInt64
+        /// Seconds since the Unix epoch.
+        public let time: Double
+        public let kind: Kind
+        /// `dependency`, `duration_usec`, `threshold_usec` (slow); `dependency`, `error_kind`, `error`
+        /// (error); none (pressure); `check`, `state_from`, `state_to`, `reason` (transition).
+        public let fields: [String: String]
+    }
+
+    /// The events kept; older ones are dropped (a reader that fell behind is told how many).
+    public let capacity: Int
+    /// When this log began, in seconds since the Unix epoch.
+    public let started: Double
+    /// Field values are cut to this many bytes (an error's description can be long).
+    public static let maxFieldBytes = 512
+    private let state: Locked<(ring: [Event], next: UInt64)>
+
+    public init(capacity: Int = 1_024) {
+        precondition(capacity >= 1, "an event log keeps at least one event")
+        self.capacity = capacity
+        started = WallClock.now()
+        state = Locked(([], 1))
+    }
+
+    /// Appends an event, numbered after the last; drops the oldest beyond `capacity`.
+    public func append(_ kind: Event.Kind, _ fields: [String: String]) {
+        let cut = fields.mapValues { $0.prefix(maxUTF8Bytes: Self.maxFieldBytes) }
+        let time = WallClock.now()
+        state.withLock { state in
+            if state.ring.count == capacity { state.ring.removeFirst(capacity / 8 + 1) }
+            state.ring.append(Event(sequence: state.next, time: time, kind: kind, fields: cut))
+            state.next += 1
+        }
+    }
+
+    /// The events numbered after `after`, oldest first, at most `limit`; with the first number still
+    /// kept and the next to be given.
+    public func events(after: UInt64, limit: Int) -> (events: [Event], first: UInt64, next: UInt64) {
+        state.withLock { state in
+            let first = state.ring.first?.sequence ?? state.next
+            let start = after < first ? 0 : Int(min(after - first + 1, UInt64(state.ring.count)))
+            return (Array(state.ring[start...].prefix(max(0, limit))), first, state.next)
+        }
+    }
+
+    /// `/events?after=N&limit=M` as JSON: `{"started":…,"first":…,"next":…,"events":[{"seq":…,"time":…,"kind":…,"fields":{…}}]}`.
+    public func json(after: UInt64, limit: Int) -> String {
+        let (events, first, next) = events(after: after, limit: limit)
+        var text = "{\"started\":\(started),\"first\":\(first),\"next\":\(next),\"events\":["
+        for (index, event) in events.enumerated() {
+            if index > 0 { text += "," }
+            text += "{\"seq\":\(event.sequence),\"time\":\(event.time),\"kind\":\"\(event.kind.rawValue)\",\"fields\":{"
+            text += event.fields.sorted { $0.key < $1.key }.map { "\(JSONText.quoted($0.key)):\(JSONText.quoted($0.value))" }
+                .joined(separator: ",")
+            text += "}}"
+        }
+        return text + "]}"
+    }
+
+    /// Events read at most per `/events` request.
+    public static let maxPerRequest = 256
+
+    // MARK: Feeding it
+
+    /// Records `container`'s slow resolutions, resolution errors and memory-pressure evictions, and
+    /// `monitor`'s transitions, until the calling task is cancelled (an `AppEndpoint` runs it in
+    /// its `run()`).
+    public func record(_ container: Container, _ monitor: HealthMonitor) async {
+        let instrumentation = container.instrumentation
+        let tokens = [
+            instrumentation.onSlowResolution { [self] service, seconds in
+                let threshold = container.instrumentationSettings.slowResolutionThreshold
+                append(.slowResolution, ["dependency": service, "duration_usec": "\(Int64(seconds * 1_000_000))",
+                                         "threshold_usec": "\(threshold.totalNanoseconds / 1_000)"])
+            },
+            instrumentation.onResolutionError { [self] service, error in
+                let kind = (error as? ResolutionError)?.kind.rawValue ?? "unknown"
+                append(.resolutionError, ["dependency": service, "error_kind": kind, "error": "\(error)"])
+            },
+            instrumentation.onMemoryPressure { [self] in append(.memoryPressure, [:]) },
+        ]
+        defer { for token in tokens { token.cancel() } }
+        for await transition in await monitor.transitions() {
+            // A check's first result is its start, not a change.
+            guard let from = transition.from else { continue }
+            var fields = ["check": transition.name, "state_from": from.rawValue, "state_to": transition.to.state.rawValue]
+            if let reason = transition.to.reason { fields["reason"] = reason }
+            append(.healthTransition, fields)
+        }
+    }
+}

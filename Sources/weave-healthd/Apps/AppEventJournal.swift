@@ -1,0 +1,199 @@
+import Logging
+import WeaveDI
+import WeaveSupport
+
+/// Writes the applications' container events (their `/events`, read with each health round) to the
+/// daemon's log, and so to journald: each with its kind's `MESSAGE_ID` and `WEAVE_APP=` beside
+/// the event's own fields (`WEAVE_DEPENDENCY=`, `WEAVE_DURATION_USEC=`, `WEAVE_CHECK=`, …),
+/// rate-limited per application and kind (`log_rate_limit`), with a summary of what was suppressed.
+///
+/// It resumes each application after the last number it saw, and says how many events it missed
+/// when the application's log dropped them before they were read. A log that began before this
+/// daemon did is read from its end: what it already held was the previous daemon's to write.
+/// Process-wide, so a reload keeps the places; bounded to `maxApps` applications.
+final class AppEventJournal: Sendable {
+    /// Where the daemon is in one application's log.
+    private struct Place {
+        /// The log's `started`: another value is another run of the application, numbered afresh.
+        var started: Double
+        /// The last number read.
+        var last: UInt64
+    }
+
+    static let maxApps = 4_096
+    /// Events asked for per request (an application's log keeps 1,024 by default).
+    static let maxPerPage = 256
+    /// The largest answer read: 256 events of the largest fields, with room to spare.
+    static let maxPageBytes = 1 << 20
+    private let places = Locked<[String: Place]>([:])
+    private let throttle: LogThrottle
+    private let started: Double
+    private let logger: Logger
+
+    init(limit: LogRateLimit, started: Double = WallClock.now(), logger: Logger = Logger(label: "weave.healthd.apps")) {
+        throttle = LogThrottle(limit: limit)
+        self.started = started
+        self.logger = logger
+    }
+
+    /// The rate limit in force (a reload may change it).
+    var limit: LogRateLimit {
+        get { throttle.limit }
+        set { throttle.limit = newValue }
+    }
+
+    /// The number to ask `app`'s `/events` for events after.
+    func after(_ app: String) -> UInt64 {
+        places.withLock { $0[app]?.last ?? 0 }
+    }
+
+    /// Forgets `app` (it left): its next log is read from its start.
+    func forget(_ app: String) {
+        places.withLock { _ = $0.removeValue(forKey: app) }
+    }
+
+    /// Reads one answer of `app`'s `/events` and logs what is new in it.
+    func ingest(_ app: String, _ body: [UInt8]) throws(FetchFailure) {
+        guard let page = Page(body) else { throw FetchFailure("/events is not an event log's page") }
+        let (resume, missed) = places.withLock { places -> (UInt64?, UInt64) in
+            if let place = places[app], place.started == page.started {
+                let missed = page.first > place.last + 1 ? page.first - place.last - 1 : 0
+                return (place.last, missed)
+            }
+            guard places[app] != nil || places.count < Self.maxApps else { return (nil, 0) }
+            // A log this daemon has not read: from its start if it began after the daemon did, else from its end.
+            return (page.started >= started ? 0 : page.next - 1, 0)
+        }
+        guard let resume else { return }
+        if missed > 0 {
+            logger.warning("Application \(app) dropped \(missed) events from its log before weave-healthd read them",
+                           metadata: WeaveEvent.appEventsMissed.metadata(["app": "\(app)", "missed": "\(missed)"]))
+        }
+        var last = resume
+        for event in page.events where event.sequence > last {
+            last = event.sequence
+            write(app, event)
+        }
+        places.withLock { $0[app] = Place(started: page.started, last: last) }
+    }
+
+    private func write(_ app: String, _ event: Event) {
+        let kind = event.kind
+        guard throttle.admit("\(app) \(kind.event.messageID)", summary: { [logger] suppressed, window in
+            logger.log(level: kind.level(event), "Suppressed \(suppressed) more \(kind.event.title) records of application \(app) in the last \(window)",
+                       metadata: kind.event.metadata(["app": "\(app)", "suppressed": "\(suppressed)"]))
+        }) else { return }
+        var metadata: Logger.Metadata = ["app": "\(app)", "event_seq": "\(event.sequence)", "event_time": "\(event.time)"]
+        for (key, value) in event.fields { metadata[key] = "\(value)" }
+        logger.log(level: kind.level(event), "\(kind.message(app, event.fields))", metadata: kind.event.metadata(metadata))
+    }
+
+    // MARK: The page
+
+    /// One event as read: only the fields its kind has, each cut to `maxFieldBytes`.
+    struct Event {
+        let sequence: UInt64
+        let time: Double
+        let kind: Kind
+        let fields: [String: String]
+    }
+
+    enum Kind: String {
+        case slowResolution = "slow_resolution"
+        case resolutionError = "resolution_error"
+        case memoryPressure = "memory_pressure"
+        case healthTransition = "health_transition"
+
+        var event: WeaveEvent {
+            switch self {
+            case .slowResolution: .slowResolution
+            case .resolutionError: .resolutionError
+            case .memoryPressure: .memoryPressure
+            case .healthTransition: .healthTransition
+            }
+        }
+
+        /// The fields an event of this kind may carry; others are left out.
+        var fields: [String] {
+            switch self {
+            case .slowResolution: ["dependency", "duration_usec", "threshold_usec"]
+            case .resolutionError: ["dependency", "error_kind", "error"]
+            case .memoryPressure: []
+            case .healthTransition: ["check", "state_from", "state_to", "reason"]
+            }
+        }
+
+        /// As the application's own container and monitor log them.
+        func level(_ event: Event) -> Logger.Level {
+            switch self {
+            case .slowResolution: .warning
+            case .resolutionError: .error
+            case .memoryPressure: .notice
+            case .healthTransition:
+                switch event.fields["state_to"] {
+                case "unhealthy": .error
+                case "degraded": .warning
+                default: .info
+                }
+            }
+        }
+
+        func message(_ app: String, _ fields: [String: String]) -> String {
+            let field = { (name: String) in fields[name] ?? "?" }
+            switch self {
+            case .slowResolution:
+                let duration = Double(field("duration_usec")).map { "\($0 / 1_000) ms" } ?? "?"
+                let threshold = Double(field("threshold_usec")).map { "\($0 / 1_000) ms" } ?? "?"
+                return "Application \(app): slow resolution of \(field("dependency")): \(duration) (threshold \(threshold))"
+            case .resolutionError:
+                return "Application \(app): resolving \(field("dependency")) failed (\(field("error_kind"))): \(field("error"))"
+            case .memoryPressure:
+                return "Application \(app) dropped its cached instances under memory pressure"
+            case .healthTransition:
+                let reason = fields["reason"].map { ": \($0)" } ?? ""
+                return "Application \(app): health check \(field("check")) \(field("state_from")) → \(field("state_to"))\(reason)"
+            }
+        }
+    }
+
+    /// An answer of `/events`: `{"started":…,"first":…,"next":…,"events":[…]}` (`ContainerEventLog`).
+    struct Page {
+        static let maxFieldBytes = 512
+        let started: Double
+        let first: UInt64
+        let next: UInt64
+        let events: [Event]
+
+        /// Nil unless it is a page: numbers in order, below `next`, at most `maxPerPage` events;
+        /// events of unknown kinds are skipped.
+        init?(_ body: [UInt8]) {
+            guard let document = JSONValue.parse(body), let started = document["started"]?.number, started.isFinite,
+                  let first = document["first"]?.number.flatMap(Self.count), let next = document["next"]?.number.flatMap(Self.count),
+                  first >= 1, first <= next, case .array(let items)? = document["events"], items.count <= AppEventJournal.maxPerPage else { return nil }
+            var events: [Event] = []
+            var previous: UInt64 = 0
+            for item in items {
+                guard let sequence = item["seq"]?.number.flatMap(Self.count), sequence > previous, sequence < next,
+                      let time = item["time"]?.number, time.isFinite, let name = item["kind"]?.string,
+                      case .object(let members)? = item["fields"] else { return nil }
+                previous = sequence
+                guard let kind = Kind(rawValue: name) else { continue }
+                var fields: [String: String] = [:]
+                for (key, value) in members where kind.fields.contains(key) {
+                    guard let text = value.string else { return nil }
+                    fields[key] = text.prefix(maxUTF8Bytes: Self.maxFieldBytes)
+                }
+                events.append(Event(sequence: sequence, time: time, kind: kind, fields: fields))
+            }
+            self.started = started
+            self.first = first
+            self.next = next
+            self.events = events
+        }
+
+        /// A whole, non-negative number that fits in 53 bits (JSON's exact integers).
+        private static func count(_ number: Double) -> UInt64? {
+            number >= 0 && number <= 9_007_199_254_740_992 && number.rounded() == number ? UInt64(number) : nil
+        }
+    }
+}

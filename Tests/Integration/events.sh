@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The applications' events in the daemon's journal: the example service (Examples/Orders) causes
+# each kind (slow resolutions, failed factory runs, a memory-pressure eviction, a health
+# transition) a known number of times; a real systemd-journald, read back with journalctl -o json,
+# holds each under SYSLOG_IDENTIFIER=weave-healthd with its MESSAGE_ID and WEAVE_* fields, exactly
+# as many as were caused, or a summary entry that says how many were suppressed. Then the
+# application restarts: its new log is read from its start, and nothing is written twice.
+# Usage: Tests/Integration/events.sh PATH-TO-weave-healthd PATH-TO-Orders
+set -uo pipefail
+
+source "$(dirname "$0")/lib.sh"
+ROOT=$(cd "$HERE/../.." && pwd)
+ORDERS=$(realpath "$2")
+PORT=$(free_port)
+URL="http://127.0.0.1:$PORT"
+APPS="$WORK/apps"
+mkdir -p "$APPS"
+id_of() { grep -rh "static let $1 = WeaveEvent(" "$ROOT/Sources" | grep -o '[0-9a-f]\{32\}'; }
+SLOW=$(id_of slowResolution); ERROR=$(id_of resolutionError); PRESSURE=$(id_of memoryPressure); TRANSITION=$(id_of healthTransition)
+start_journald
+
+cat > "$WORK/config.yaml" <<YAML
+listen:
+  - address: 127.0.0.1:$PORT
+details: always
+log_rate_limit: {burst: 5, interval: 10s}
+apps:
+  directory: $APPS
+  health_interval: 1s
+checks: []
+YAML
+WEAVE_LOG_TARGET=journal "$BIN" --config "$WORK/config.yaml" 2> "$WORK/daemon.err" &
+PIDS+=("$!")
+wait_for "$URL/livez" 20 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.err")"
+
+APP=shop-$RANDOM
+APP_PORT=$(free_port)
+start_app() {
+    "$ORDERS" --name "$APP" --port "$APP_PORT" --apps-dir "$APPS" --slow-factory-ms 50 > "$WORK/app.log" 2>&1 &
+    APP_PID=$!
+    PIDS+=("$APP_PID")
+    wait_for "http://127.0.0.1:$APP_PORT/livez" 60 || not_ok "the application starts" "$(tail -5 "$WORK/app.log")"
+    for _ in $(seq 100); do curl -s "$URL/health" | grep -q "\"$APP:status\".*\"pass\"" && return; sleep 0.1; done
+}
+start_app
+APP_URL="http://127.0.0.1:$APP_PORT"
+
+# Counts the daemon's entries about the application: MESSAGE_ID, then key=value filters on the entry's fields;
+# "-" as a value: the field is absent.
+count() {
+    journalctl -o json SYSLOG_IDENTIFIER=weave-healthd "WEAVE_APP=$APP" "MESSAGE_ID=$1" 2>/dev/null \
+        | "$PY" -c '
+import json, sys
+want = [a.split("=", 1) for a in sys.argv[1:]]
+n = 0
+for line in sys.stdin:
+    entry = json.loads(line)
+    if all((entry.get("WEAVE_" + k.upper()) is None) if v == "-" else entry.get("WEAVE_" + k.upper()) == v for k, v in want):
+        n += 1
+print(n)' "${@:2}"
+}
+wait_count() { # EXPECTED, then count's arguments: up to 30 s
+    for _ in $(seq 300); do [ "$(count "${@:2}")" = "$1" ] && return 0; sleep 0.1; done
+    return 1
+}
+
+# --- what the application causes -------------------------------------------------------------------------------
+for _ in 1 2 3; do curl -s -o /dev/null "$APP_URL/report"; done
+for _ in $(seq 8); do curl -s -o /dev/null "$APP_URL/refunds/gateway"; done
+curl -s -o /dev/null -X POST "$APP_URL/demo/memory-pressure"
+curl -s -o /dev/null -X POST "$APP_URL/demo/payments/degrade"
+
+if wait_count 3 "$SLOW" dependency=ReportBuilder suppressed=-; then
+    fields=$(journalctl -o json SYSLOG_IDENTIFIER=weave-healthd "WEAVE_APP=$APP" "MESSAGE_ID=$SLOW" | tail -1 \
+        | "$PY" -c 'import json,sys; e=json.loads(sys.stdin.read()); print(int(e["WEAVE_DURATION_USEC"]) >= 50000, e["WEAVE_THRESHOLD_USEC"], e["PRIORITY"])')
+    if [ "$fields" = "True 10000 4" ]; then ok "3 slow resolutions caused, 3 in the daemon's journal (MESSAGE_ID, WEAVE_APP, WEAVE_DEPENDENCY, duration ≥ 50 ms, threshold 10 ms, warning)"
+    else not_ok "the slow resolutions' fields" "$fields"; fi
+else not_ok "3 slow resolutions in the daemon's journal" "$(count "$SLOW") found; $(tail -3 "$WORK/daemon.err")"; fi
+
+# 8 failed factory runs, 5 a window: 5 written, then one summary of the other 3 when the window ends.
+if wait_count 5 "$ERROR" dependency=RefundGateway error_kind=factory_failed suppressed=- \
+    && wait_count 1 "$ERROR" suppressed=3; then
+    ok "8 failed factory runs caused: 5 in the daemon's journal with WEAVE_ERROR_KIND=factory_failed, and a summary of the 3 suppressed"
+else not_ok "the resolution errors, rate-limited" "$(count "$ERROR" suppressed=-) written, summaries: $(count "$ERROR" suppressed=3)"; fi
+own=$(journalctl -o json SYSLOG_IDENTIFIER="$APP" "MESSAGE_ID=$ERROR" WEAVE_DEPENDENCY=RefundGateway PRIORITY=3 2>/dev/null)
+if [[ "$own" == *"refund gateway unreachable"* ]]; then
+    ok "the application logs its own resolution errors by default, at error level, with the factory's error"
+else not_ok "the application logs resolution errors" "$(journalctl -o json SYSLOG_IDENTIFIER="$APP" | tail -2)"; fi
+
+if wait_count 1 "$PRESSURE"; then ok "a memory-pressure eviction caused, 1 in the daemon's journal"
+else not_ok "the memory-pressure event" "$(count "$PRESSURE") found"; fi
+
+if wait_count 1 "$TRANSITION" check=payments state_from=healthy state_to=degraded; then
+    ok "a health transition caused, 1 in the daemon's journal (WEAVE_CHECK, WEAVE_STATE_FROM, WEAVE_STATE_TO)"
+else not_ok "the health transition" "$(count "$TRANSITION") found; $(journalctl -o json SYSLOG_IDENTIFIER=weave-healthd "WEAVE_APP=$APP" | tail -2)"; fi
+
+# --- a restart: the new log is read from its start, the old one never again ---------------------------------------
+kill -TERM "$APP_PID"; wait "$APP_PID" 2>/dev/null
+for _ in $(seq 100); do [ -e "$APPS/$APP.sock" ] || break; sleep 0.1; done
+start_app
+curl -s -o /dev/null "$APP_URL/report"
+if wait_count 4 "$SLOW" dependency=ReportBuilder suppressed=- && sleep 3 && [ "$(count "$SLOW" suppressed=-)" = 4 ] \
+    && [ "$(count "$PRESSURE")" = 1 ]; then
+    ok "after a restart, its one new slow resolution is written, nothing of its earlier run again"
+else not_ok "events across a restart" "slow: $(count "$SLOW" suppressed=-), pressure: $(count "$PRESSURE")"; fi
+
+expect "nothing logged to stderr: every entry went to the journal" test ! -s "$WORK/daemon.err"
+finish
