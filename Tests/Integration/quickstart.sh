@@ -50,6 +50,14 @@ else not_ok "/health" "$health"; fi
 top=$("$PROBE" top --url "http://127.0.0.1:$PORT")
 if grep -q '^hello/Greeter  *1 ' <<<"$top" && grep -q '^hello/Database .*degraded' <<<"$top"; then ok "weave-health top lists hello/Greeter and hello/Database"
 else not_ok "weave-health top" "$top"; fi
+# The failing factory: an error, not a resolve, on /metrics.
+pay=$(curl -s 127.0.0.1:8080/pay)
+for _ in $(seq 50); do curl -s "127.0.0.1:$PORT/metrics" | grep -qF 'weave_resolution_errors_total{app="hello",dependency="Payments",kind="factory_failed"} 1' && break; sleep 0.1; done
+metrics=$(curl -s "127.0.0.1:$PORT/metrics")
+if [[ "$pay" == "cannot pay: "* ]] && grep -qF 'weave_resolution_errors_total{app="hello",dependency="Payments",kind="factory_failed"} 1' <<<"$metrics" \
+    && grep -qF 'weave_resolutions_total{app="hello",dependency="Payments"} 0' <<<"$metrics"; then
+    ok "/pay: the throwing factory is one resolution error (factory_failed) and no resolve"
+else not_ok "the failing factory" "$pay; $(grep 'Payments' <<<"$metrics")"; fi
 if grep -q 'Application hello is up at unix:/run/weave/apps/hello.sock' "$WORK/daemon.log"; then ok "the daemon logs: Application hello is up"
 else not_ok "the daemon's log" "$(cat "$WORK/daemon.log")"; fi
 

@@ -30,11 +30,28 @@ private func record(_ name: String, _ status: HealthStatus, app: Bool = false) -
         #expect(later.shift == 1 && later.tracks["db"]!.hour.shifted(by: later.shift).states.suffix(3) == [nil, .healthy, nil])
         #expect(track.hour.shifted(by: 60).states.allSatisfy { $0 == nil })
         #expect(track.state == .healthy && track.since == start + 20 && !track.sinceStart)
-        #expect(transitions.map { "\($0.from)→\($0.to)" } == ["healthy→degraded", "degraded→healthy"])
+        #expect(transitions.map(\.change) == [.state(from: .healthy, to: .degraded), .state(from: .degraded, to: .healthy)])
         #expect(transitions[0].reason == "slow")
         // An hour later, without a record, it is forgotten; the transitions stay, bounded.
         history.record([record("other", .healthy)], at: start + 3_800)
         #expect(history.snapshot(at: start + 3_800).tracks["db"] == nil)
+    }
+
+    /// An application that runs anew starts its checks' history again (since, not "≥"), and one that
+    /// left gracefully is a transition too; a restart of the daemon's view (a reload) is neither.
+    @Test func aRestartStartsTheHistoryAgainAndALeaveIsATransition() {
+        let history = StatusHistory()
+        let start = 1_800_000_000.0
+        let checks = [record("orders", .healthy, app: true), record("orders/db", .healthy, app: true)]
+        history.record(checks, apps: [("orders", start - 600)], at: start)
+        history.record(checks, apps: [("orders", nil)], at: start + 5) // a new runtime that has not read it yet
+        history.record(checks, apps: [("orders", start + 7)], at: start + 10)
+        let restarted = history.snapshot(at: start + 10)
+        #expect(restarted.transitions.map(\.change) == [.restarted])
+        #expect(restarted.transitions.first?.time == start + 7)
+        #expect(restarted.tracks["orders/db"]?.since == start + 7 && restarted.tracks["orders/db"]?.sinceStart == false)
+        history.record([], apps: [], at: start + 20)
+        #expect(history.snapshot(at: start + 20).transitions.map(\.change) == [.restarted, .left(from: .healthy)])
     }
 
     @Test func isBounded() {
@@ -63,10 +80,10 @@ private func record(_ name: String, _ status: HealthStatus, app: Bool = false) -
             .init(name: "ReportBuilder", resolutions: 12, slow: 3, errors: 1, p50: 0.025, p99: 0.0262),
         ])
         let apps = [
-            AppFleet.AppView(name: "billing", address: "unix:/run/weave/apps/billing.sock", reachable: false,
-                             reason: "connection refused", dependencies: nil),
             AppFleet.AppView(name: "orders", address: "unix:/run/weave/apps/orders.sock", reachable: true, reason: nil,
                              dependencies: AppDependencies(summary, at: 1_800_000_000, after: nil)),
+            AppFleet.AppView(name: "billing", address: "unix:/run/weave/apps/billing.sock", reachable: false,
+                             reason: "connection refused", dependencies: nil),
         ]
         let document = StatusDocument(report: HealthReport(checks: Dictionary(uniqueKeysWithValues: records.map { ($0.name, $0) })),
                                       apps: apps, history: history.snapshot(at: 1_800_000_030), now: 1_800_000_030,
@@ -76,7 +93,9 @@ private func record(_ name: String, _ status: HealthStatus, app: Bool = false) -
 
     @Test func showsTheApplicationsTheirChecksAndTheirSlowestDependencies() {
         let html = page(details: true)
-        #expect(html.contains("<h3>billing <span class=\"state unhealthy\">down</span>"))
+        #expect(html.contains("<h3>billing <span class=\"state down\">down</span>"))
+        // The dependencies' figures say when they were read (/metrics reads afresh).
+        #expect(html.contains("<caption>Slowest dependencies <span class=\"meta\">(read 30 s ago)</span></caption>"))
         #expect(html.contains("<p class=\"reason\">connection refused</p>"))
         #expect(html.contains("<h3>orders <span class=\"state degraded\">up, degraded</span>"))
         #expect(html.contains("version 1.4.0 · up 1 h 0 min"))
@@ -84,6 +103,20 @@ private func record(_ name: String, _ status: HealthStatus, app: Bool = false) -
         #expect(html.contains("<td>ReportBuilder</td><td>25 ms</td><td>26.2 ms</td><td>–</td><td>3</td><td>1</td>"))
         #expect(html.contains("<section id=\"own\">\n<h2>The daemon's own checks</h2>") && html.contains("<td>9% free</td>"))
         #expect(!html.contains("<b>"), "reasons are escaped")
+    }
+
+    /// Worst first, whatever the names: down, unhealthy, degraded, healthy.
+    @Test func listsApplicationsWorstFirst() {
+        let records = [record("alpha", .healthy, app: true), record("bravo", .degraded(reason: "slow"), app: true),
+                       record("charlie", .unhealthy(error: Failure(description: "broken")), app: true)]
+        let apps = ["alpha", "bravo", "charlie", "zulu"].map {
+            AppFleet.AppView(name: $0, address: "unix:/run/weave/apps/\($0).sock", reachable: $0 != "zulu", reason: nil, dependencies: nil)
+        }
+        let html = StatusDocument(report: HealthReport(checks: Dictionary(uniqueKeysWithValues: records.map { ($0.name, $0) })),
+                                  apps: apps, history: StatusHistory().snapshot(at: 0), now: 0, details: true, filter: nil)
+            .render(ServiceIdentity(serviceID: "weave-healthd", description: "", version: "0.1.0"))
+        let order = ["zulu", "charlie", "bravo", "alpha"].map { html.range(of: "<h3>\($0) ")!.lowerBound }
+        #expect(order == order.sorted())
     }
 
     /// Without authorization, no reasons, as in `/health`.

@@ -35,7 +35,10 @@ struct StatusDocument {
         let components = Dictionary(grouping: records.filter { $0.groups.contains(HealthCheckSettings.application) }) { record in
             record.name.firstIndex(of: "/").map { String(record.name[..<$0]) } ?? record.name
         }
-        let shown = apps.filter { filter == nil || $0.name == filter }
+        // Worst first: down, then unhealthy, degraded and healthy by their own word, each by name.
+        let shown = apps.filter { filter == nil || $0.name == filter }.sorted {
+            (severity($0, components[$0.name] ?? []), $1.name) > (severity($1, components[$1.name] ?? []), $0.name)
+        }
         let down = apps.filter { $0.reachable == false }.count
         var html = """
             <!DOCTYPE html>
@@ -78,12 +81,22 @@ struct StatusDocument {
         return html
     }
 
+    /// 3 down, 2 unhealthy, 1 degraded, 0 healthy (or not asked yet).
+    private func severity(_ app: AppFleet.AppView, _ records: [HealthCheckRecord]) -> Int {
+        guard app.reachable != false else { return 3 }
+        switch records.first(where: { $0.name == app.name })?.status.state {
+        case .unhealthy?: return 2
+        case .degraded?: return 1
+        default: return 0
+        }
+    }
+
     private func application(_ app: AppFleet.AppView, _ records: [HealthCheckRecord]) -> String {
         let up = app.reachable != false
         let name = HTML.escape(app.name)
-        // Up, and what the application says of itself (its own aggregate), or down.
+        // Up, and what the application says of itself (its own aggregate), or down (a colour of its own).
         let state = up ? records.first { $0.name == app.name }?.status.state ?? .healthy : .unhealthy
-        var html = "<article class=\"app\" id=\"app-\(name)\">\n<h3>\(name) <span class=\"state \(state.rawValue)\">"
+        var html = "<article class=\"app\" id=\"app-\(name)\">\n<h3>\(name) <span class=\"state \(up ? state.rawValue : "down")\">"
         html += up ? (state == .healthy ? "up" : "up, \(state.rawValue)") : "down"
         html += "</span>\(strip(app.name))</h3>\n<p class=\"meta\">"
         var meta: [String] = []
@@ -96,8 +109,9 @@ struct StatusDocument {
         if !up, details, let reason = app.reason { html += "<p class=\"reason\">\(HTML.escape(reason))</p>\n" }
         let own = records.filter { $0.name != app.name }
         if !own.isEmpty { html += checks(own, prefix: app.name + "/") }
-        if up, let dependencies = app.dependencies, !dependencies.summary.dependencies.isEmpty {
-            html += slowest(dependencies)
+        // A down application's last figures stay, with their age.
+        if let dependencies = app.dependencies, !dependencies.summary.dependencies.isEmpty {
+            html += slowest(dependencies, down: !up)
         }
         return html + "</article>\n"
     }
@@ -116,8 +130,12 @@ struct StatusDocument {
         return html + "</tbody></table>\n"
     }
 
-    private func slowest(_ dependencies: AppDependencies) -> String {
-        var html = "<table class=\"deps\"><caption>Slowest dependencies</caption><thead><tr><th>dependency</th><th>p50</th>"
+    /// The application's slowest dependencies as its `/dependencies` said at the daemon's last read,
+    /// which the caption dates: `/metrics` reads the application afresh at each scrape.
+    private func slowest(_ dependencies: AppDependencies, down: Bool) -> String {
+        let age = "read \(Self.duration(now - dependencies.readAt)) ago\(down ? ", before it went down" : "")"
+        var html = "<table class=\"deps\"><caption>Slowest dependencies <span class=\"meta\">(\(age))</span></caption>"
+        html += "<thead><tr><th>dependency</th><th>p50</th>"
         html += "<th>p99</th><th>resolves/s</th><th>slow</th><th>errors</th></tr></thead>\n<tbody>\n"
         for dependency in dependencies.summary.dependencies {
             let rate = dependencies.rates[dependency.name].map(Self.rate) ?? "–"
@@ -133,9 +151,16 @@ struct StatusDocument {
         guard !shown.isEmpty else { return html + "<p>None since the daemon started.</p>\n</section>\n" }
         html += "<table><thead><tr><th>when</th><th>check</th><th>change</th>\(details ? "<th>reason</th>" : "")</tr></thead>\n<tbody>\n"
         for transition in shown {
-            html += "<tr><td>\(Timestamp.readable(transition.time))</td><td>\(HTML.escape(transition.name))</td>"
-            html += "<td><span class=\"state \(transition.from.rawValue)\">\(transition.from.rawValue)</span> → "
-            html += "<span class=\"state \(transition.to.rawValue)\">\(transition.to.rawValue)</span></td>"
+            html += "<tr><td>\(Timestamp.readable(transition.time))</td><td>\(HTML.escape(transition.name))</td><td>"
+            switch transition.change {
+            case .state(let from, let to):
+                html += "<span class=\"state \(from.rawValue)\">\(from.rawValue)</span> → <span class=\"state \(to.rawValue)\">\(to.rawValue)</span>"
+            case .restarted:
+                html += "<span class=\"state\">restarted</span>"
+            case .left(let from):
+                html += "<span class=\"state \(from.rawValue)\">\(from.rawValue)</span> → <span class=\"state left\">left</span>"
+            }
+            html += "</td>"
             if details { html += "<td>\(HTML.escape(transition.reason ?? ""))</td>" }
             html += "</tr>\n"
         }
@@ -190,7 +215,8 @@ struct StatusDocument {
         body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}h1,h2,h3{margin:.6em 0 .3em}\
         table{border-collapse:collapse;margin:.4em 0 1em}th,td{padding:.2em .8em;text-align:left;border-bottom:1px solid #ddd}\
         caption{text-align:left;font-weight:bold;padding:.2em 0}.state{font-weight:bold}.healthy{color:#070}\
-        .degraded{color:#a60}.unhealthy{color:#b00}.meta,.note{color:#666}.reason{color:#b00}\
+        .degraded{color:#a60}.unhealthy{color:#b00}.down{color:#fff;background:#700;padding:0 .3em}.left{color:#666}\
+        .meta,.note{color:#666}.reason{color:#b00}\
         .app{border-top:2px solid #ccc;padding-top:.3em}\
         .strip{display:inline-flex;width:12em;height:.9em;margin-left:.5em;vertical-align:middle;background:#eee}\
         .strip i{display:block}.strip .healthy{background:#3a3}.strip .degraded{background:#e90}\

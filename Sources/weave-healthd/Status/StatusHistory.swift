@@ -64,9 +64,17 @@ final class StatusHistory: Sendable {
     struct Transition: Sendable {
         let time: Double
         let name: String
-        let from: HealthState
-        let to: HealthState
+        let change: Change
         let reason: String?
+
+        enum Change: Sendable, Equatable {
+            /// A check's (or an application's aggregate) state changed.
+            case state(from: HealthState, to: HealthState)
+            /// The application runs anew (its process started at `time`): its checks' history starts again.
+            case restarted
+            /// The application stopped gracefully and removed its socket.
+            case left(from: HealthState)
+        }
     }
 
     /// Names kept at most: a host's checks and its applications' components (1,000 each at most).
@@ -79,13 +87,16 @@ final class StatusHistory: Sendable {
         /// Each track's latest minute is this one (seconds since the epoch ÷ 60).
         var minute = 0
         var transitions: [Transition] = []
+        /// When each application present at the last record started (nil: not known yet).
+        var apps: [String: Double?] = [:]
     }
 
     private let state = Locked(State())
 
-    /// Records `records` as seen at `time` (seconds since the Unix epoch). Names not seen for an hour
-    /// are forgotten.
-    func record(_ records: [HealthCheckRecord], at time: Double) {
+    /// Records `records` as seen at `time` (seconds since the Unix epoch), with the applications
+    /// present and when each started: one that started anew has its checks' history start again,
+    /// and one no longer present left. Both are transitions. Names not seen for an hour are forgotten.
+    func record(_ records: [HealthCheckRecord], apps: [(name: String, started: Double?)] = [], at time: Double) {
         let minute = Int(time / 60)
         state.withLock { state in
             let shift = minute - state.minute
@@ -99,7 +110,7 @@ final class StatusHistory: Sendable {
                 if let index = state.tracks.index(forKey: record.name) {
                     let before = state.tracks.values[index].state
                     if before != now {
-                        state.transitions.append(Transition(time: time, name: record.name, from: before, to: now,
+                        state.transitions.append(Transition(time: time, name: record.name, change: .state(from: before, to: now),
                                                             reason: record.status.reason))
                         state.tracks.values[index].state = now
                         state.tracks.values[index].since = time
@@ -113,10 +124,32 @@ final class StatusHistory: Sendable {
                     state.tracks[record.name] = Track(hour: hour, state: now, since: time, sinceStart: true, lastSeen: time)
                 }
             }
+            noteApplications(apps, at: time, in: &state)
             if state.transitions.count > Self.maxTransitions {
                 state.transitions.removeFirst(state.transitions.count - Self.maxTransitions)
             }
         }
+    }
+
+    private func noteApplications(_ apps: [(name: String, started: Double?)], at time: Double, in state: inout State) {
+        var present: [String: Double?] = [:]
+        for app in apps.prefix(Self.maxNames) {
+            let known: Double? = state.apps[app.name].flatMap { $0 }
+            present.updateValue(app.started ?? known, forKey: app.name) // kept when not known this time
+            guard let started = app.started, let before = known, started > before else { continue }
+            state.transitions.append(Transition(time: started, name: app.name, change: .restarted, reason: nil))
+            for index in state.tracks.indices {
+                let name = state.tracks.keys[index]
+                guard name == app.name || name.hasPrefix(app.name + "/"), state.tracks.values[index].since < started else { continue }
+                state.tracks.values[index].since = started
+                state.tracks.values[index].sinceStart = false
+            }
+        }
+        for name in state.apps.keys where present[name] == nil {
+            let last = state.tracks[name]?.state ?? .healthy
+            state.transitions.append(Transition(time: time, name: name, change: .left(from: last), reason: nil))
+        }
+        state.apps = present
     }
 
     /// The tracks (each hour ends `shift` minutes before `time`'s minute: `Hour.shifted(by:)` moves
