@@ -112,6 +112,18 @@ private final class Records: Sendable {
         #expect(journal.after("orders") == 0 && records.entries.withLock(\.isEmpty))
     }
 
+    /// A field reaches a log line and a terminal: escape sequences, line breaks and bidi overrides arrive inert.
+    @Test func controlAndBidiCharactersArriveInert() throws {
+        let body = #"{"started":1,"first":1,"next":2,"events":[{"seq":1,"time":1,"kind":"health_transition","fields":"#
+            + #"{"check":"db\u001b[2J","state_from":"healthy","state_to":"degraded","reason":"a\nforged line \u202egnp.exe"}}]}"#
+        let records = Records()
+        let journal = AppEventJournal(limit: generous, started: 0, logger: records.logger)
+        try journal.ingest("orders", Array(body.utf8))
+        let entry = try #require(records.entries.withLock { $0.first })
+        #expect(entry.message == #"Application orders: health check db\u{1B}[2J healthy → degraded: a\u{A}forged line \u{202E}gnp.exe"#)
+        #expect(entry.metadata["check"] == #"db\u{1B}[2J"#)
+    }
+
     @Test func longFieldsAndUnknownKindsAreCutAndSkipped() throws {
         let long = String(repeating: "é", count: 2_000)
         let body = #"{"started":1,"first":1,"next":3,"events":[{"seq":1,"time":1,"kind":"future_kind","fields":{}},"#

@@ -90,7 +90,7 @@ final class AppEventJournal: Sendable {
 
     // MARK: The page
 
-    /// One event as read: only the fields its kind has, each cut to `maxFieldBytes`.
+    /// One event as read: only the fields its kind has, each made `logSafe` and cut to `maxFieldBytes`.
     struct Event {
         let sequence: UInt64
         let time: Double
@@ -181,7 +181,7 @@ final class AppEventJournal: Sendable {
                 var fields: [String: String] = [:]
                 for (key, value) in members where kind.fields.contains(key) {
                     guard let text = value.string else { return nil }
-                    fields[key] = text.prefix(maxUTF8Bytes: Self.maxFieldBytes)
+                    fields[key] = text.logSafe.prefix(maxUTF8Bytes: Self.maxFieldBytes)
                 }
                 events.append(Event(sequence: sequence, time: time, kind: kind, fields: fields))
             }
