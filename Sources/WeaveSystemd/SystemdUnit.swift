@@ -49,9 +49,12 @@ public struct SystemdUnit: Sendable, Equatable {
     /// Why a unit could not be read: the bus, or systemd's answer, in words.
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public let description: String
+        /// Whether the call reached the bus at all: false when it waited for a thread past its deadline.
+        public let reachedBus: Bool
 
-        public init(description: String) {
+        public init(description: String, reachedBus: Bool = true) {
             self.description = description
+            self.reachedBus = reachedBus
         }
     }
 

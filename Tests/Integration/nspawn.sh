@@ -95,7 +95,15 @@ IN systemctl daemon-reload
 IN systemctl start orders.service
 app_state() { NET curl -s -m 5 http://127.0.0.1:9096/health > "$WORK/health.json"; component "$WORK/health.json" orders; }
 wait_app() { for _ in $(seq 150); do [[ "$(app_state)" == "$1"* ]] && return 0; sleep 0.1; done; return 1; }
-if wait_app "pass |" && NET curl -s -m 5 http://127.0.0.1:9096/metrics | grep -q '^weave_app_info{app="orders",unit="orders.service"} 1'; then
+# Its unit is asked for after the health round that found its process.
+unit_known() {
+    for _ in $(seq 100); do
+        [[ "$(NET curl -s -m 2 http://127.0.0.1:9096/metrics)" == *$'\nweave_app_info{app="orders",unit="orders.service"} 1'* ]] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+if wait_app "pass |" && unit_known; then
     ok "the example service's unit, DynamicUser=yes: discovered in /run/weave/apps, up, weave_app_info{unit=\"orders.service\"}"
 else not_ok "the application's unit discovered" "$(app_state); $(NET curl -s -m 5 http://127.0.0.1:9096/metrics | grep weave_app_info); $(IN journalctl -u weave-healthd -u orders --no-pager | tail -5)"; fi
 IN systemctl stop orders.service
@@ -108,6 +116,7 @@ IN sh -c 'printf "[Service]\nRestart=no\n" > /etc/systemd/system/orders.service.
 IN systemctl daemon-reload
 IN systemctl start orders.service
 wait_app "pass |"
+unit_known
 IN systemctl kill -s KILL orders.service
 wait_app "fail |"
 if [[ "$(app_state)" == "fail |"*"orders.service is failed (failed), last result signal"* ]]; then

@@ -302,7 +302,6 @@ final class AppFleet: Sendable {
             }
             return health
         }
-        await findUnits()
         let now = WallClock.now()
         states.withLock { states in
             for case (let target, .success(let health), _) in answers {
@@ -311,6 +310,7 @@ final class AppFleet: Sendable {
                 states[target.name]?.checkedAt = now
             }
         }
+        await findUnits()
         return answers.count
     }
 
@@ -347,28 +347,44 @@ final class AppFleet: Sendable {
     }
 
     /// Asks systemd which unit owns each application's process, for those served by a process not
-    /// asked about yet (`/proc` may hide other users' processes, so over the bus). A failure leaves
-    /// the unit unknown until another process serves the socket; the first is logged.
+    /// asked about yet (`/proc` may hide other users' processes, so over the bus), a few at a time,
+    /// after the round's health is applied. An answer, or systemd's refusal, is kept until another
+    /// process serves the socket; a call that found no thread free is tried again next round. The
+    /// first failure is logged.
     private func findUnits() async {
         let asking = states.withLock { states in
-            states.values.compactMap { state -> (String, Int32)? in
+            states.values.compactMap { state -> (name: String, pid: Int32)? in
                 guard let pid = state.pid, pid != state.unitAskedFor, state.target.unit == nil else { return nil }
                 return (state.target.name, pid)
             }
         }
-        for (name, pid) in asking {
-            let found = await SystemdUnit.unitName(ofProcess: pid, timeout: configuration.timeout, on: blocking)
-            states.withLock { states in
-                guard states[name]?.pid == pid else { return }
-                states[name]?.unitAskedFor = pid
-                states[name]?.unit = try? found.get()
+        let found = await withTaskGroup(of: (String, Int32, Result<String, SystemdUnit.Failure>).self) { group in
+            var found: [(String, Int32, Result<String, SystemdUnit.Failure>)] = []
+            for (index, app) in asking.enumerated() {
+                if index >= Self.concurrentUnitLookups, let done = await group.next() { found.append(done) }
+                group.addTask { [configuration, blocking] in
+                    (app.name, app.pid, await SystemdUnit.unitName(ofProcess: app.pid, timeout: configuration.timeout, on: blocking))
+                }
             }
-            if case .failure(let failure) = found, unitLookupLogged.withLock({ logged in defer { logged = true }; return !logged }) {
+            for await done in group { found.append(done) }
+            return found
+        }
+        for (name, pid, result) in found {
+            let notAsked = if case .failure(let failure) = result { !failure.reachedBus } else { false }
+            states.withLock { states in
+                guard states[name]?.pid == pid, !notAsked else { return }
+                states[name]?.unitAskedFor = pid
+                states[name]?.unit = try? result.get()
+            }
+            if case .failure(let failure) = result, unitLookupLogged.withLock({ logged in defer { logged = true }; return !logged }) {
                 logger.info("Cannot ask systemd which unit runs application \(name) (pid \(pid)): \(failure); applications' units stay unknown",
                             metadata: ["app": "\(name)", "reason": "\(failure)"])
             }
         }
     }
+
+    /// `GetUnitByPID` calls in flight at most (`BlockingCalls` has a few threads for every kind of call).
+    static let concurrentUnitLookups = 4
 
     /// Each application's systemd unit, named by its target or found for its process.
     func units() -> [(app: String, unit: String)] {

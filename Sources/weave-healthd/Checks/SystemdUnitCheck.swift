@@ -78,7 +78,7 @@ extension SystemdUnit {
                 do throws(Failure) { return .success(try call()) } catch { return .failure(error) }
             }
         } catch {
-            return .failure(Failure(description: "systemd was not asked: \(error)"))
+            return .failure(Failure(description: "systemd was not asked: \(error)", reachedBus: false))
         }
     }
 }
