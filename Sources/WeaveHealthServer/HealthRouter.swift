@@ -6,8 +6,8 @@ import WeavePrometheus
 import WeaveSupport
 
 /// Answers the endpoints of `HealthRoute.all` (`/dependencies` only with statistics, `/events` only
-/// with an event log). Separate from
-/// the server core, as a router in Hummingbird is, so any server can embed it.
+/// with an event log). Separate from the server core, as a router in Hummingbird is, so any server
+/// can embed it.
 public struct HealthRouter: Sendable {
     private let current: Locked<HealthServerConfiguration>
     private let renderings = SharedRendering()
@@ -82,7 +82,7 @@ public struct HealthRouter: Sendable {
     /// The answer to `request` when it takes no rendering: the probes (`/livez`, `/readyz`,
     /// `/readyz/<name>`), 404 and 405. They read snapshots only, so a server answers them where the
     /// request arrived (its event loop), never queued behind renders on Swift's pool; nil for the
-    /// routes that render (`/`, `/metrics`, `/health`, `/dependencies`), which `handle` answers.
+    /// routes that render (`/`, `/metrics`, `/health`, `/dependencies`, `/events`), which `handle` answers.
     public func respondNow(_ request: HealthRequest, role: ListenerRole = .all) -> HealthResponse? {
         if case .answered(let response) = resolve(request, role: role) { return response }
         return nil
