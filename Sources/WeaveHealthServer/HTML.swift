@@ -1,3 +1,5 @@
+import WeaveSupport
+
 /// Text made safe for HTML, in element content and in quoted attribute values, and the headers that
 /// keep a page inert whatever it holds.
 public enum HTML {
@@ -20,7 +22,7 @@ public enum HTML {
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
             case "'": out += "&#39;"
-            case _ where needsReference(scalar): out += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            case _ where needsReference(scalar): out += scalar.escapedForDisplay
             default: out.unicodeScalars.append(scalar)
             }
         }
@@ -38,17 +40,13 @@ public enum HTML {
         ("Referrer-Policy", "no-referrer"),
     ]
 
-    /// Whether `scalar` is written otherwise: the five markup characters, C0 and C1 controls
-    /// (tab and newline stay), and the invisible formatting characters (general category Cf: the
-    /// bidirectional embeddings, overrides and isolates, zero-width joiners, U+0600's prepended
-    /// marks), plus the line and paragraph separators.
+    /// Whether `scalar` is written otherwise: the five markup characters, and every scalar that
+    /// `isControlOrInvisible` but tab and newline, which stay.
     private static func needsReference(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x26, 0x3C, 0x3E, 0x22, 0x27: return true
         case 0x09, 0x0A: return false
-        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029: return true
-        case 0x20...0x7E: return false
-        default: return scalar.properties.generalCategory == .format
+        default: return scalar.isControlOrInvisible
         }
     }
 }

@@ -7,17 +7,16 @@ extension StringProtocol {
 }
 
 extension String {
-    /// At most `maxBytes` bytes of UTF-8, cut at a scalar's end, with `…` when cut.
+    /// At most `maxBytes` bytes of UTF-8, cut at a character boundary, with `…` when it was longer.
     package func prefix(maxUTF8Bytes maxBytes: Int) -> String {
         guard utf8.count > maxBytes else { return self }
-        var kept = 0
-        var end = unicodeScalars.startIndex
-        for index in unicodeScalars.indices {
-            let size = UTF8.width(unicodeScalars[index])
-            if kept + size > maxBytes - 3 { break }
-            kept += size
-            end = unicodeScalars.index(after: index)
+        var kept = ""
+        var bytes = 0
+        for character in self {
+            bytes += character.utf8.count
+            if bytes > maxBytes - 3 { break }
+            kept.append(character)
         }
-        return String(unicodeScalars[..<end]) + "…"
+        return kept + "…"
     }
 }

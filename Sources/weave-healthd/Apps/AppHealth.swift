@@ -33,25 +33,12 @@ struct AppHealth: Sendable {
     }
 
     private static func status(_ state: HealthState, output: String?, otherwise: String) -> HealthStatus {
-        let output = output.map(Self.cut)
+        let output = output.map { $0.prefix(maxUTF8Bytes: maxOutputBytes) }
         switch state {
         case .healthy: return .healthy
         case .degraded: return .degraded(reason: output ?? otherwise)
         case .unhealthy: return .unhealthy(error: FetchFailure(output ?? otherwise))
         }
-    }
-
-    /// `text` cut to `maxOutputBytes` at a character boundary, with "…" when it was longer.
-    static func cut(_ text: String) -> String {
-        guard text.utf8.count > maxOutputBytes else { return text }
-        var kept = ""
-        var bytes = 0
-        for character in text {
-            bytes += character.utf8.count
-            if bytes > maxOutputBytes - 3 { break }
-            kept.append(character)
-        }
-        return kept + "…"
     }
 
     private static func isPrintable(_ name: String) -> Bool {
