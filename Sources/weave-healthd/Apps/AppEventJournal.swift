@@ -1,5 +1,6 @@
 import Logging
 import WeaveDI
+import WeaveObservability
 import WeaveSupport
 
 /// Writes the applications' container events (their `/events`, read with each health round) to the
@@ -21,8 +22,6 @@ final class AppEventJournal: Sendable {
     }
 
     static let maxApps = 4_096
-    /// Events asked for per request (an application's log keeps 1,024 by default).
-    static let maxPerPage = 256
     /// The largest answer read: 256 events of the largest fields, with room to spare.
     static let maxPageBytes = 1 << 20
     private let places = Locked<[String: Place]>([:])
@@ -90,86 +89,27 @@ final class AppEventJournal: Sendable {
 
     // MARK: The page
 
-    /// One event as read: only the fields its kind has, each made `logSafe` and cut to `maxFieldBytes`.
+    /// One event as read: only the fields its kind has, each made `logSafe` and cut to `ContainerEventLog.maxFieldBytes`.
     struct Event {
         let sequence: UInt64
         let time: Double
-        let kind: Kind
+        let kind: ContainerEventLog.Event.Kind
         let fields: [String: String]
-    }
-
-    enum Kind: String {
-        case slowResolution = "slow_resolution"
-        case resolutionError = "resolution_error"
-        case memoryPressure = "memory_pressure"
-        case healthTransition = "health_transition"
-
-        var event: WeaveEvent {
-            switch self {
-            case .slowResolution: .slowResolution
-            case .resolutionError: .resolutionError
-            case .memoryPressure: .memoryPressure
-            case .healthTransition: .healthTransition
-            }
-        }
-
-        /// The fields an event of this kind may carry; others are left out.
-        var fields: [String] {
-            switch self {
-            case .slowResolution: ["dependency", "duration_usec", "threshold_usec"]
-            case .resolutionError: ["dependency", "error_kind", "error"]
-            case .memoryPressure: []
-            case .healthTransition: ["check", "state_from", "state_to", "reason"]
-            }
-        }
-
-        /// As the application's own container and monitor log them.
-        func level(_ event: Event) -> Logger.Level {
-            switch self {
-            case .slowResolution: .warning
-            case .resolutionError: .error
-            case .memoryPressure: .notice
-            case .healthTransition:
-                switch event.fields["state_to"] {
-                case "unhealthy": .error
-                case "degraded": .warning
-                default: .info
-                }
-            }
-        }
-
-        func message(_ app: String, _ fields: [String: String]) -> String {
-            let field = { (name: String) in fields[name] ?? "?" }
-            switch self {
-            case .slowResolution:
-                let duration = Double(field("duration_usec")).map { "\($0 / 1_000) ms" } ?? "?"
-                let threshold = Double(field("threshold_usec")).map { "\($0 / 1_000) ms" } ?? "?"
-                return "Application \(app): slow resolution of \(field("dependency")): \(duration) (threshold \(threshold))"
-            case .resolutionError:
-                return "Application \(app): resolving \(field("dependency")) failed (\(field("error_kind"))): \(field("error"))"
-            case .memoryPressure:
-                return "Application \(app) dropped its cached instances under memory pressure"
-            case .healthTransition:
-                let reason = fields["reason"].map { ": \($0)" } ?? ""
-                return "Application \(app): health check \(field("check")) \(field("state_from")) → \(field("state_to"))\(reason)"
-            }
-        }
     }
 
     /// An answer of `/events`: `{"started":…,"first":…,"next":…,"events":[…]}` (`ContainerEventLog`).
     struct Page {
-        static let maxFieldBytes = 512
         let started: Double
         let first: UInt64
         let next: UInt64
         let events: [Event]
 
-        /// Nil unless it is a page: numbers in order, below `next`, at most `maxPerPage` events;
+        /// Nil unless it is a page: numbers in order, below `next`, at most `ContainerEventLog.maxPerRequest` events;
         /// events of unknown kinds are skipped.
         init?(_ body: [UInt8]) {
             guard let document = JSONValue.parse(body), let started = document["started"]?.number, started.isFinite,
                   let first = document["first"]?.number.flatMap(Self.count), let next = document["next"]?.number.flatMap(Self.count),
-                  first >= 1, first <= next, case .array(let items)? = document["events"], items.count <= AppEventJournal.maxPerPage else { return nil }
+                  first >= 1, first <= next, case .array(let items)? = document["events"], items.count <= ContainerEventLog.maxPerRequest else { return nil }
             var events: [Event] = []
             var previous: UInt64 = 0
             for item in items {
@@ -177,11 +117,11 @@ final class AppEventJournal: Sendable {
                       let time = item["time"]?.number, time.isFinite, let name = item["kind"]?.string,
                       case .object(let members)? = item["fields"] else { return nil }
                 previous = sequence
-                guard let kind = Kind(rawValue: name) else { continue }
+                guard let kind = ContainerEventLog.Event.Kind(rawValue: name) else { continue }
                 var fields: [String: String] = [:]
                 for (key, value) in members where kind.fields.contains(key) {
                     guard let text = value.string else { return nil }
-                    fields[key] = text.logSafe.prefix(maxUTF8Bytes: Self.maxFieldBytes)
+                    fields[key] = text.logSafe.prefix(maxUTF8Bytes: ContainerEventLog.maxFieldBytes)
                 }
                 events.append(Event(sequence: sequence, time: time, kind: kind, fields: fields))
             }
@@ -194,6 +134,60 @@ final class AppEventJournal: Sendable {
         /// A whole, non-negative number that fits in 53 bits (JSON's exact integers).
         private static func count(_ number: Double) -> UInt64? {
             number >= 0 && number <= 9_007_199_254_740_992 && number.rounded() == number ? UInt64(number) : nil
+        }
+    }
+}
+
+/// How the daemon writes each kind of an application's event.
+extension ContainerEventLog.Event.Kind {
+    var event: WeaveEvent {
+        switch self {
+        case .slowResolution: .slowResolution
+        case .resolutionError: .resolutionError
+        case .memoryPressure: .memoryPressure
+        case .healthTransition: .healthTransition
+        }
+    }
+
+    /// The fields an event of this kind may carry; others are left out.
+    var fields: [String] {
+        switch self {
+        case .slowResolution: ["dependency", "duration_usec", "threshold_usec"]
+        case .resolutionError: ["dependency", "error_kind", "error"]
+        case .memoryPressure: []
+        case .healthTransition: ["check", "state_from", "state_to", "reason"]
+        }
+    }
+
+    /// As the application's own container and monitor log them.
+    func level(_ event: AppEventJournal.Event) -> Logger.Level {
+        switch self {
+        case .slowResolution: .warning
+        case .resolutionError: .error
+        case .memoryPressure: .notice
+        case .healthTransition:
+            switch event.fields["state_to"] {
+            case "unhealthy": .error
+            case "degraded": .warning
+            default: .info
+            }
+        }
+    }
+
+    func message(_ app: String, _ fields: [String: String]) -> String {
+        let field = { (name: String) in fields[name] ?? "?" }
+        switch self {
+        case .slowResolution:
+            let duration = Double(field("duration_usec")).map { "\($0 / 1_000) ms" } ?? "?"
+            let threshold = Double(field("threshold_usec")).map { "\($0 / 1_000) ms" } ?? "?"
+            return "Application \(app): slow resolution of \(field("dependency")): \(duration) (threshold \(threshold))"
+        case .resolutionError:
+            return "Application \(app): resolving \(field("dependency")) failed (\(field("error_kind"))): \(field("error"))"
+        case .memoryPressure:
+            return "Application \(app) dropped its cached instances under memory pressure"
+        case .healthTransition:
+            let reason = fields["reason"].map { ": \($0)" } ?? ""
+            return "Application \(app): health check \(field("check")) \(field("state_from")) → \(field("state_to"))\(reason)"
         }
     }
 }

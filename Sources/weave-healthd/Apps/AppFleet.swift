@@ -340,7 +340,7 @@ final class AppFleet: Sendable {
     func refreshEvents() async {
         let journal = events
         _ = await ask("/events", accept: "application/json", maxBytes: AppEventJournal.maxPageBytes, notes: false,
-                      query: { "?after=\(journal.after($0.name))&limit=\(AppEventJournal.maxPerPage)" }) { target, response throws(FetchFailure) in
+                      query: { "?after=\(journal.after($0.name))&limit=\(ContainerEventLog.maxPerRequest)" }) { target, response throws(FetchFailure) in
             guard response.status == 200 else { return }
             try journal.ingest(target.name, response.body)
         }
