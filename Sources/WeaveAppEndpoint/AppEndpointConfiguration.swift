@@ -51,7 +51,8 @@ extension AppEndpoint {
         /// Whether `run()` watches memory pressure for the container (a `MemoryPressureMonitor` of its
         /// own, stopped with it), so `.cached` instances are evicted and `onMemoryPressure` handlers run.
         public var watchesMemoryPressure: Bool
-        /// Which dependencies keep their latency buckets in `/metrics` (the cardinality control).
+        /// Which dependencies keep their 12 factory buckets in `/metrics` (the cardinality control;
+        /// `.default`, the 10 slowest).
         public var resolveBuckets: ResolveBuckets
         /// The least time between two `/metrics` renders: a request that comes sooner waits for it
         /// to pass and shares the next render, so clients asking in a loop cost the application one
@@ -62,7 +63,7 @@ extension AppEndpoint {
         public init(socket: Socket = .discoverable(), socketMode: UInt32 = 0o660, tcp: (host: String, port: Int)? = nil,
                     details: DetailsPolicy = .never, socketDetails: DetailsPolicy = .always, bearerToken: String? = nil,
                     healthCheckDefaults: HealthCheckSettings = HealthCheckSettings(), maxConnections: Int = 64,
-                    watchesMemoryPressure: Bool = true, resolveBuckets: ResolveBuckets = .all, metricsReuse: Duration = .seconds(1)) {
+                    watchesMemoryPressure: Bool = true, resolveBuckets: ResolveBuckets = .default, metricsReuse: Duration = .seconds(1)) {
             self.socket = socket
             self.socketMode = socketMode
             self.tcp = tcp

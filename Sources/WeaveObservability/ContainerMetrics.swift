@@ -9,7 +9,7 @@ public struct ContainerMetrics: MetricCollector {
 
     /// `statistics` is called at each scrape: a container's `statistics()`, or the current one's.
     /// `buckets` says which dependencies keep their latency buckets.
-    public init(buckets: ResolveBuckets = .all, statistics: @escaping @Sendable () -> ContainerStatistics) {
+    public init(buckets: ResolveBuckets = .default, statistics: @escaping @Sendable () -> ContainerStatistics) {
         self.init(buckets: { buckets }, statistics: statistics)
     }
 
@@ -24,7 +24,7 @@ public struct ContainerMetrics: MetricCollector {
     }
 
     /// Families for `statistics`; dependencies are label values (registered keys only, so bounded).
-    public static func families(_ statistics: ContainerStatistics, buckets: ResolveBuckets = .all) -> [MetricFamily] {
+    public static func families(_ statistics: ContainerStatistics, buckets: ResolveBuckets = .default) -> [MetricFamily] {
         let bucketed = Self.bucketed(statistics, buckets)
         var resolutions: [([(String, String)], Double)] = []
         var created: [([(String, String)], Double)] = []
@@ -50,10 +50,10 @@ public struct ContainerMetrics: MetricCollector {
                 durations.append(series(service.factoryLatency, service: service.service, path: "factory", buckets: keepBuckets))
             }
             if service.cachedHitLatency.count > 0 {
-                durations.append(series(service.cachedHitLatency, service: service.service, path: "cached_hit", buckets: keepBuckets))
+                durations.append(series(service.cachedHitLatency, service: service.service, path: "cached_hit", buckets: false))
             }
             let timed = service.latency
-            if keepBuckets, timed.count > 0 {
+            if timed.count > 0 {
                 for (label, q) in Self.quantiles {
                     latencies.append(.init(labels: labels + [("quantile", label)], value: timed.quantile(q)!))
                 }
@@ -67,7 +67,7 @@ public struct ContainerMetrics: MetricCollector {
             .counter("weave_slow_resolutions", "Resolves slower than the slow-resolution threshold.", slow),
             .counter("weave_resolution_errors", "Failed attempts to resolve, by dependency and error kind (none of them counts in weave_resolutions_total).", errors),
             MetricFamily(name: "weave_resolve_duration_seconds", kind: .histogram,
-                         help: "Resolve latency: every factory run; one cached hit in 64 per thread (path=cached_hit).",
+                         help: "Resolve latency: every factory run (buckets 10 us to 1 s for the dependencies resolve_buckets keeps); one cached hit in 64 per thread (path=cached_hit, +Inf only).",
                          unit: "seconds", histograms: durations),
             MetricFamily(name: "weave_resolve_latency_seconds", kind: .summary,
                          help: "Resolve latency since start, both paths; quantiles from 24 buckets a decade, within 7.5 %.",

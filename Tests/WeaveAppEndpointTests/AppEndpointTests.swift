@@ -120,18 +120,19 @@ private func waitUntilServing(_ endpoint: AppEndpoint) async throws {
     }
 
     @Test func anAnswerLargerThanTheDefaultSendBufferGoesOutAtOnce() async throws {
-        // 34 services (each with a latency histogram of 88 lines): an exposition of about 300 KB, above
-        // the default 208 KiB send buffer of a Unix socket and below the 416 KiB the endpoint asks for
-        // on a stock kernel.
+        // 150 services, each with its buckets (about 2 KB): an exposition of about 300 KB, above the
+        // default 208 KiB send buffer of a Unix socket and below the 416 KiB the endpoint asks for on
+        // a stock kernel.
         let directory = NSTemporaryDirectory() + "weave-apps-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let container = Container()
-        for index in 0..<34 {
+        for index in 0..<150 {
             container.register("service-\(index)", Service1.self) { Service1() }
             _ = container.resolve("service-\(index)", Service1.self)
         }
         let endpoint = AppEndpoint(container: container, identity: ServiceIdentity(serviceID: "big", description: "", version: "1"),
-                                   configuration: .init(socket: .discoverable(directory: directory), watchesMemoryPressure: false))
+                                   configuration: .init(socket: .discoverable(directory: directory), watchesMemoryPressure: false,
+                                                        resolveBuckets: .all))
         let running = Task { try await endpoint.run() }
         defer { running.cancel() }
         try await waitUntilServing(endpoint)

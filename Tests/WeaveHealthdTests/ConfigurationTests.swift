@@ -52,7 +52,7 @@ import WeavePrometheus
         #expect(configuration.slowResolutionThreshold == .microseconds(250))
         #expect(configuration.statusCodes == (200, 299, 500))
         #expect(configuration.resolveBuckets == .slowest(10))
-        #expect(try parse("checks: []\n").resolveBuckets == .all)
+        #expect(try parse("checks: []\n").resolveBuckets == .default)
         let web = configuration.checks[0]
         #expect(web.settings == HealthCheckSettings(interval: .seconds(2), timeout: .milliseconds(500), failuresBeforeUnhealthy: 3,
                                                      successesBeforeHealthy: 2, groups: ["ready", "edge"]))

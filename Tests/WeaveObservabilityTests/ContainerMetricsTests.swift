@@ -31,12 +31,26 @@ import WeaveObservability
     }
 
     @Test func seriesPerDependencyWithAndWithoutBuckets() {
-        let perPath = LatencyHistogram.exportedBounds.count + 3 // every exported bucket, +Inf, _sum, _count
-        // 3 counters per dependency, 2 paths, and a summary (2 quantiles, _sum, _count) where the
-        // buckets are kept; 4 registration gauges, evictions, pressure events.
-        #expect(Self.samples(.all).count == 100 * (3 + 2 * perPath + 4) + 6)
-        #expect(Self.samples(.none).count == 100 * (3 + 2 * 3) + 6)
-        #expect(Self.samples(.slowest(10)).count == 10 * (3 + 2 * perPath + 4) + 90 * (3 + 2 * 3) + 6)
+        #expect(LatencyHistogram.exportedBounds.count == 11)
+        let bucketed = 11 + 3 // the factory path's exported buckets, +Inf, _sum, _count
+        // 3 counters and a summary (2 quantiles, _sum, _count) per dependency; the factory path with
+        // or without its buckets, the cached-hit path with +Inf, _sum and _count; 4 registration
+        // gauges, evictions, pressure events.
+        #expect(Self.samples(.all).count == 100 * (3 + 4 + bucketed + 3) + 6)
+        #expect(Self.samples(.none).count == 100 * (3 + 4 + 3 + 3) + 6)
+        #expect(Self.samples(.slowest(10)).count == 10 * (3 + 4 + bucketed + 3) + 90 * (3 + 4 + 3 + 3) + 6)
+    }
+
+    /// The default an operator gets: one application of 100 services (both paths resolved) is at
+    /// most 1,500 series, in either text format, with at most 12 buckets per dependency.
+    @Test func theDefaultStaysUnder1500SeriesFor100Services() {
+        #expect(ResolveBuckets.default == .slowest(10))
+        #expect(Self.samples(.default).count == 1_416)
+        let openMetrics = String(decoding: Exposition.render(ContainerMetrics.families(Self.statistics), format: .openMetrics),
+                                 as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        #expect(openMetrics.count == 1_416)
+        let buckets = Self.samples(.default).filter { $0.hasPrefix("weave_resolve_duration_seconds_bucket{dependency=\"Service100\",path=\"factory\",") }
+        #expect(buckets.count == 12)
     }
 
     @Test func withoutBucketsCountsAndSumsStay() {

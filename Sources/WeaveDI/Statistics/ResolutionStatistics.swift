@@ -2,9 +2,14 @@
 public struct LatencyHistogram: Sendable, Equatable {
     /// Upper bounds in seconds, 1 µs to 10 s, 24 a decade (`LatencyBuckets`); the last bucket (+Inf) has none.
     public static var bounds: [Double] { LatencyBuckets.boundsSeconds }
-    /// The bounds exporters show: every other one of `bounds` (12 a decade, neighbours at most 1.25
-    /// apart), 85 in all. `histogram_quantile` over buckets of these bounds is within 25 % of the truth.
-    public static let exportedBounds: [Double] = stride(from: 0, to: bounds.count, by: 2).map { bounds[$0] }
+    /// The bounds exporters show: 10 µs to 1 s in steps of 1, 3, 10 (11 bounds, 12 buckets with
+    /// +Inf), each one of `bounds`, so their counts are exact. Coarse on purpose: a dependency's
+    /// classic buckets are series a Prometheus keeps, and these answer threshold questions (the share
+    /// of factory runs under 10 ms). Quantiles come from `quantile(_:)`, read from every bucket.
+    public static let exportedBounds: [Double] = [1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1]
+    /// For each exported bound, the index in `bucketCounts` of the bucket it closes.
+    static let exportedEnds: [Int] = exportedBounds.map { bound in bounds.firstIndex { abs($0 - bound) < bound * 1e-9 }! }
+
     /// Observations per bucket, not cumulative; `bounds.count + 1` entries.
     public let bucketCounts: [UInt64]
     /// Sum of all observations, in seconds.
@@ -20,12 +25,15 @@ public struct LatencyHistogram: Sendable, Equatable {
     }
 
     /// Counts per exported bucket (`exportedBounds`, then +Inf), not cumulative: each exported bucket
-    /// joins the two buckets between its bound and the previous exported one.
+    /// joins the buckets between its bound and the previous exported one.
     public var exportedBucketCounts: [UInt64] {
-        var counts = [bucketCounts[0]]
-        counts.reserveCapacity(Self.exportedBounds.count + 1)
-        for index in stride(from: 1, to: bucketCounts.count - 1, by: 2) { counts.append(bucketCounts[index] &+ bucketCounts[index + 1]) }
-        counts.append(bucketCounts[bucketCounts.count - 1])
+        var counts: [UInt64] = []
+        counts.reserveCapacity(Self.exportedEnds.count + 1)
+        var start = 0
+        for end in Self.exportedEnds + [bucketCounts.count - 1] {
+            counts.append(bucketCounts[start...end].reduce(0, &+))
+            start = end + 1
+        }
         return counts
     }
 

@@ -16,9 +16,8 @@ enum StatsField {
 
 /// The latency histogram's upper bounds, 1 µs to 10 s, then +Inf: the E24 series (24 bounds a
 /// decade, 1.0 1.1 1.2 1.3 1.5 … 8.2 9.1), whose neighbours are at most 1.154 apart. A quantile read
-/// from it is within 7.5 % of the truth (`LatencyHistogram.quantile`). Exporters show every other
-/// bound, the E12 series (at most 1.25 apart: `LatencyHistogram.exportedBounds`), so that
-/// `histogram_quantile` over the exported buckets is within 25 %.
+/// from it is within 7.5 % of the truth (`LatencyHistogram.quantile`). Exporters show 11 of them
+/// (`LatencyHistogram.exportedBounds`).
 public enum LatencyBuckets {
     /// The E24 series, times ten.
     static let mantissas: [UInt64] = [10, 11, 12, 13, 15, 16, 18, 20, 22, 24, 27, 30, 33, 36, 39, 43, 47, 51, 56, 62, 68, 75, 82, 91]

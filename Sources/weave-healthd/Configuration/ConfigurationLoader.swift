@@ -43,7 +43,7 @@ struct ConfigurationLoader {
             slowResolutionThreshold: InstrumentationSettings.default.slowResolutionThreshold,
             memoryPressureTrigger: "some 150000 1000000", statusCodes: (200, 200, 503),
             logRateLimit: InstrumentationSettings.default.logRateLimit, checks: [], apps: AppsConfiguration(),
-            resolveBuckets: .all)
+            resolveBuckets: .default)
         if let listen = top["listen"] { configuration.listeners = try listeners(listen, resolving: consultingTheSystem) }
         if let details = top["details"] {
             let value = try string(details)
