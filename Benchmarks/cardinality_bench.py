@@ -55,7 +55,7 @@ try:
     print("|---|---:|---:|---:|")
     for setting in ["all", "10", "none"]:
         total, app = series(setting)
-        label = {"10": "slowest 10"}.get(setting, setting)
+        label = {"10": "10 (default)"}.get(setting, setting)
         print(f"| {label} | {total:,} | {app:,} | {app / SERVICES:.1f} |")
 finally:
     for process in processes:

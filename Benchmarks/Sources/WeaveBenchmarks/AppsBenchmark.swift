@@ -10,12 +10,12 @@ import WeavePrometheus
 /// services and as many health checks, served by `AppEndpoint` where weave-healthd discovers it;
 /// and the in-process render its aggregation is compared with.
 enum AppsBenchmark {
-    /// `app [--resolve-buckets all|none|N] NAME DIRECTORY SERVICES [RESOLVE-SECONDS]`: serves until
+    /// `app [--resolve-buckets all|none|N] NAME DIRECTORY SERVICES [RESOLVE-SECONDS]` (default 10): serves until
     /// killed. With RESOLVE-SECONDS it times single resolves on one thread for that long once serving,
     /// and prints one line: `resolve p50=… p999=… max=… n=…` (nanoseconds).
     static func serve(_ options: [String]) async throws {
         var arguments = options
-        var buckets = ResolveBuckets.all
+        var buckets = ResolveBuckets.default
         if arguments.first == "--resolve-buckets", arguments.count > 1, let value = ResolveBuckets(arguments[1]) {
             buckets = value
             arguments.removeFirst(2)

@@ -10,13 +10,32 @@ public struct LatencyHistogram: Sendable, Equatable {
     /// For each exported bound, the index in `bucketCounts` of the bucket it closes.
     static let exportedEnds: [Int] = exportedBounds.map { bound in bounds.firstIndex { abs($0 - bound) < bound * 1e-9 }! }
 
-    /// Observations per bucket, not cumulative; `bounds.count + 1` entries.
-    public let bucketCounts: [UInt64]
+    /// For each bucket, the exported bucket it falls in (`exportedBounds.count` for the last, +Inf).
+    static let exportedSlot: [Int] = (0..<LatencyBuckets.count).map { index in
+        exportedEnds.firstIndex { index <= $0 } ?? exportedEnds.count
+    }
+
+    /// A bucket that holds observations: its index (0 for the first bound, `bounds.count` for +Inf)
+    /// and its count.
+    struct Occupied: Sendable, Equatable {
+        let index: Int
+        let count: UInt64
+    }
+
+    /// The buckets that hold observations, in bucket order. Most histograms have a few, so a
+    /// snapshot of many keys keeps a few entries each rather than 170 counts.
+    let occupied: [Occupied]
+    /// Number of observations.
+    public let count: UInt64
     /// Sum of all observations, in seconds.
     public let sumSeconds: Double
 
-    /// Number of observations.
-    public var count: UInt64 { bucketCounts.reduce(0, &+) }
+    /// Observations per bucket, not cumulative; `bounds.count + 1` entries.
+    public var bucketCounts: [UInt64] {
+        var counts = [UInt64](repeating: 0, count: LatencyBuckets.count)
+        for bucket in occupied { counts[bucket.index] = bucket.count }
+        return counts
+    }
 
     /// Observations at or below each bound, then the total (Prometheus `le` buckets).
     public var cumulativeCounts: [UInt64] {
@@ -27,13 +46,8 @@ public struct LatencyHistogram: Sendable, Equatable {
     /// Counts per exported bucket (`exportedBounds`, then +Inf), not cumulative: each exported bucket
     /// joins the buckets between its bound and the previous exported one.
     public var exportedBucketCounts: [UInt64] {
-        var counts: [UInt64] = []
-        counts.reserveCapacity(Self.exportedEnds.count + 1)
-        var start = 0
-        for end in Self.exportedEnds + [bucketCounts.count - 1] {
-            counts.append(bucketCounts[start...end].reduce(0, &+))
-            start = end + 1
-        }
+        var counts = [UInt64](repeating: 0, count: Self.exportedBounds.count + 1)
+        for bucket in occupied { counts[Self.exportedSlot[bucket.index]] &+= bucket.count }
         return counts
     }
 
@@ -42,42 +56,69 @@ public struct LatencyHistogram: Sendable, Equatable {
     /// so it is within 7.5 % of that observation whatever the distribution. Below 1 µs the estimate is
     /// interpolated linearly in (0, 1 µs]; above 10 s it is 10 s (a lower bound).
     public func quantile(_ q: Double) -> Double? {
-        let total = count
-        guard total > 0 else { return nil }
-        let rank = max(0, min(1, q)) * Double(total)
+        guard count > 0 else { return nil }
+        let rank = max(0, min(1, q)) * Double(count)
         var seen: UInt64 = 0
-        for (index, bucketCount) in bucketCounts.enumerated() where bucketCount > 0 {
-            if Double(seen + bucketCount) >= rank {
+        for bucket in occupied {
+            if Double(seen + bucket.count) >= rank {
+                let index = bucket.index
                 guard index < Self.bounds.count else { return Self.bounds.last }
-                guard index > 0 else { return Self.bounds[0] * max(0, min(1, (rank - Double(seen)) / Double(bucketCount))) }
+                guard index > 0 else { return Self.bounds[0] * max(0, min(1, (rank - Double(seen)) / Double(bucket.count))) }
                 return (Self.bounds[index - 1] * Self.bounds[index]).squareRoot()
             }
-            seen += bucketCount
+            seen += bucket.count
         }
         return Self.bounds.last
     }
 
     /// The observations of both histograms together (the same bounds).
     public func merged(with other: LatencyHistogram) -> LatencyHistogram {
-        LatencyHistogram(counts: zip(bucketCounts, other.bucketCounts).map { $0 &+ $1 },
-                         sumSeconds: sumSeconds + other.sumSeconds)
+        if other.occupied.isEmpty { return LatencyHistogram(occupied: occupied, count: count, sumSeconds: sumSeconds + other.sumSeconds) }
+        if occupied.isEmpty { return LatencyHistogram(occupied: other.occupied, count: other.count, sumSeconds: sumSeconds + other.sumSeconds) }
+        var joined: [Occupied] = []
+        joined.reserveCapacity(occupied.count + other.occupied.count)
+        var left = occupied[...], right = other.occupied[...]
+        while let a = left.first, let b = right.first {
+            if a.index == b.index {
+                joined.append(Occupied(index: a.index, count: a.count &+ b.count))
+                left.removeFirst()
+                right.removeFirst()
+            } else if a.index < b.index {
+                joined.append(a)
+                left.removeFirst()
+            } else {
+                joined.append(b)
+                right.removeFirst()
+            }
+        }
+        joined += left
+        joined += right
+        return LatencyHistogram(occupied: joined, count: count &+ other.count, sumSeconds: sumSeconds + other.sumSeconds)
     }
 
+    /// A histogram of a record's `LatencyBuckets.count` bucket words and its sum of nanoseconds.
     init(words: UnsafePointer<UInt64>) {
-        self.init(counts: Array(UnsafeBufferPointer(start: words, count: LatencyBuckets.count)),
-                  sumNanos: words[LatencyBuckets.count])
+        var occupied: [Occupied] = []
+        var total: UInt64 = 0
+        for index in 0..<LatencyBuckets.count where words[index] != 0 {
+            occupied.append(Occupied(index: index, count: words[index]))
+            total &+= words[index]
+        }
+        self.init(occupied: occupied, count: total, sumSeconds: Double(words[LatencyBuckets.count]) / 1e9)
     }
 
     init(counts: [UInt64], sumNanos: UInt64) {
-        self.init(counts: counts, sumSeconds: Double(sumNanos) / 1e9)
+        precondition(counts.count == LatencyBuckets.count, "one count per bucket")
+        self = (counts + [sumNanos]).withUnsafeBufferPointer { LatencyHistogram(words: $0.baseAddress!) }
     }
 
-    init(counts: [UInt64], sumSeconds: Double) {
-        bucketCounts = counts
+    private init(occupied: [Occupied], count: UInt64, sumSeconds: Double) {
+        self.occupied = occupied
+        self.count = count
         self.sumSeconds = sumSeconds
     }
 
-    static let empty = LatencyHistogram(counts: [UInt64](repeating: 0, count: LatencyBuckets.count), sumNanos: 0)
+    static let empty = LatencyHistogram(occupied: [], count: 0, sumSeconds: 0)
 }
 
 /// What a container recorded for one key.
