@@ -14,12 +14,12 @@ struct AppsConfiguration: Sendable {
     var budget: Duration
     /// How often each application's `/health` is read.
     var healthInterval: Duration
-    /// The largest exposition or health document read from one application (4 MiB: over twice what an
-    /// application of 100 dependencies with every latency bucket serves; at most
+    /// The largest exposition or health document read from one application (4 MiB: about 25 times
+    /// what an application of 100 dependencies and 100 checks serves by default; at most
     /// `AppFleet.maxConcurrentRequests` of them are held at once).
     var maxResponseBytes: Int
     /// The most one `/metrics` scrape keeps of all the applications' expositions together, relabelled
-    /// (16 MiB: 9–14 applications of 100 dependencies with every latency bucket, about 60 without). A
+    /// (16 MiB: about 100 applications of 100 dependencies and 100 checks with the default buckets). A
     /// scrape holds them and the merged answer at once, so this bounds its memory: within the
     /// shipped unit's `MemoryMax=256M` with 16 answers in flight.
     var maxScrapeBytes: Int
