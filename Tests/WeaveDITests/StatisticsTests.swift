@@ -29,6 +29,24 @@ private final class Shared: Sendable {}
         #expect(LatencyHistogram.bounds.first == 1e-6 && LatencyHistogram.bounds.last == 10)
     }
 
+    /// The snapshot's name order is kept between snapshots and made again whenever a registration
+    /// is added, replaced or released.
+    @Test func theNameOrderFollowsEveryRegistrationChange() {
+        let container = Container()
+        for name in ["m", "c", "x"] { container.register(name, Made.self) { Made() } }
+        let names = { container.statistics().services.map(\.service) }
+        #expect(names() == ["c (Made)", "m (Made)", "x (Made)"])
+        #expect(names() == ["c (Made)", "m (Made)", "x (Made)"])
+        container.register("a", Made.self) { Made() }
+        #expect(names() == ["a (Made)", "c (Made)", "m (Made)", "x (Made)"])
+        container.register("a", Made.self, scope: .singleton) { Made() }
+        #expect(container.statistics()["a (Made)"]?.scope == .singleton)
+        #expect(container.release(Made.self, name: "m"))
+        #expect(names() == ["a (Made)", "c (Made)", "x (Made)"])
+        container.register(Made.self) { Made() }
+        #expect(names() == ["Made", "a (Made)", "c (Made)", "x (Made)"])
+    }
+
     @Test func uninstrumentedContainersCountButDoNotTime() {
         let container = Container(instrumented: false)
         container.register(Made.self) { Made() }

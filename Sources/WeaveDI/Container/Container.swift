@@ -18,6 +18,9 @@ public final class Container: @unchecked Sendable {
     @usableFromInline let table = RegistryTable()
     var nextIndex = 0
     let edges = Locked<Set<DependencyEdge>>([])
+    /// `statistics()`'s name order of `table.all` at a table version: sorting the names is a
+    /// quarter of a snapshot, and they change only when registrations do.
+    let snapshotOrder = Locked<(version: UInt64, order: [Int])?>(nil)
     /// Errors of keys that are not registered, by key and kind (no registration index to count them under).
     let unregisteredErrors = Locked<[String: UInt64]>([:])
     /// Receive every timed resolve (service, whether a factory ran, nanoseconds); see `MetricsBridge`.

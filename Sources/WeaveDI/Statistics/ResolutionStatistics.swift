@@ -173,8 +173,8 @@ extension Container {
 
     /// Takes a snapshot of the statistics. Counts are exact; each shard is locked briefly, chunk by chunk.
     public func statistics() -> ContainerStatistics {
-        let listed = lock.withReadLock { _ in
-            table.all.map { ($0.key.description, $0.scope, $0.index, $0.isInstantiated) }
+        let (listed, version) = lock.withReadLock { _ in
+            (table.all.map { ($0.key.description, $0.scope, $0.index, $0.isInstantiated) }, table.version)
         }
         // Chunk by chunk of registration indices: each shard adds the chunk's records into one small
         // buffer (locked once per chunk), and the chunk's statistics are made from it while it is in
@@ -211,8 +211,15 @@ extension Container {
                     isInstantiated: instantiated)
             }
         }
-        // In name order: the small tuples are sorted, and each record is moved once.
-        var services = listed.indices.sorted { listed[$0].0 < listed[$1].0 }.map { built[$0]! }
+        // In name order: the order is sorted once per table version, and each record is moved once.
+        let order: [Int]
+        if let cached = snapshotOrder.withLock({ $0 }), cached.version == version {
+            order = cached.order
+        } else {
+            order = listed.indices.sorted { listed[$0].0 < listed[$1].0 }
+            snapshotOrder.withLock { $0 = (version, order) }
+        }
+        var services = order.map { built[$0]! }
         var missing: [String: [ResolutionError.Kind: UInt64]] = [:]
         for (key, count) in unregisteredErrors.withLock({ $0 }) {
             let parts = key.split(separator: "\u{0}", maxSplits: 1).map(String.init)

@@ -8,6 +8,8 @@ final class RegistryTable: @unchecked Sendable {
     // exclusivity check and no reference counting.
     @usableFromInline let unnamed: UnsafeMutablePointer<SlotTable>
     @usableFromInline let named: UnsafeMutablePointer<SlotTable>
+    /// Counts the changes: while it stays, `all` lists the same registrations in the same order.
+    private(set) var version: UInt64 = 0
 
     init() {
         unnamed = .allocate(capacity: 1)
@@ -39,7 +41,8 @@ final class RegistryTable: @unchecked Sendable {
 
     /// Stores `registration`, returning the one it replaces (for the caller to drop outside the lock).
     func insert(_ registration: AnyRegistration) -> AnyRegistration? {
-        (registration.key.name == nil ? unnamed : named).pointee.insert(registration)
+        version &+= 1
+        return (registration.key.name == nil ? unnamed : named).pointee.insert(registration)
     }
 
     /// Every registration, in no particular order.
@@ -49,11 +52,13 @@ final class RegistryTable: @unchecked Sendable {
 
     /// Empties the table, returning what it held (for the caller to drop outside the lock).
     func removeAll() -> [AnyRegistration] {
-        unnamed.pointee.removeAll() + named.pointee.removeAll()
+        version &+= 1
+        return unnamed.pointee.removeAll() + named.pointee.removeAll()
     }
 
     /// Removes the registration of `key`, returning it (for the caller to drop outside the lock).
     func remove(_ key: RegistrationKey) -> AnyRegistration? {
+        version &+= 1
         let table = key.name == nil ? unnamed : named
         // Rare: the rest are put back rather than shifted, which keeps every probe sequence intact.
         var removed: AnyRegistration?
