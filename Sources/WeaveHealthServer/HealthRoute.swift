@@ -48,7 +48,7 @@ public struct HealthRoute: Sendable, Equatable {
         HealthRoute(components: [], methods: read, formats: [html], isMounted: false, isProbe: false,
                     roles: [.all, .metrics, .health], handler: .page),
         HealthRoute(components: ["metrics"], methods: read,
-                    formats: [Exposition.Format.prometheusText.contentType, Exposition.Format.openMetrics.contentType],
+                    formats: Exposition.Format.allCases.map(\.contentType),
                     isMounted: true, isProbe: false, roles: [.all, .metrics], handler: .metrics),
         HealthRoute(components: ["health"], methods: read, formats: ["application/health+json"], isMounted: true, isProbe: false,
                     roles: [.all, .health], handler: .health),

@@ -161,9 +161,9 @@ public struct HealthRouter: Sendable {
         let families = await withTaskGroup(of: (Int, [MetricFamily]).self) { group in
             var parts = [[MetricFamily]](repeating: [], count: collectors.count)
             for (index, collector) in collectors.enumerated() where collector.waitsOnOthers {
-                group.addTask { (index, await collector.collect()) }
+                group.addTask { (index, await collector.collect(for: format)) }
             }
-            for (index, collector) in collectors.enumerated() where !collector.waitsOnOthers { parts[index] = await collector.collect() }
+            for (index, collector) in collectors.enumerated() where !collector.waitsOnOthers { parts[index] = await collector.collect(for: format) }
             for await (index, families) in group { parts[index] = families }
             return parts.flatMap { $0 }
         }

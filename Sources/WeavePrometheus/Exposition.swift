@@ -3,36 +3,54 @@ import WeaveSupport
 /// Renders metric families in the Prometheus text format 0.0.4 or OpenMetrics 1.0: families sorted
 /// by name, samples in a stable order, every family with HELP and TYPE, names and label values escaped.
 public enum Exposition {
-    public enum Format: Sendable {
+    public enum Format: Sendable, CaseIterable {
         case prometheusText
         case openMetrics
+        /// Delimited protobuf `MetricFamily` messages (`ProtobufExposition`): the only one that
+        /// carries native histograms.
+        case protobuf
 
         /// The `Content-Type` of the format.
         public var contentType: String {
             switch self {
             case .prometheusText: return "text/plain; version=0.0.4; charset=utf-8"
             case .openMetrics: return "application/openmetrics-text; version=1.0.0; charset=utf-8"
+            case .protobuf: return ProtobufExposition.contentType
             }
         }
 
-        /// OpenMetrics when the `Accept` header asks for it, else the text format.
+        /// The format the `Accept` header prefers (the highest `q`, the first of equals): protobuf
+        /// for `application/vnd.google.protobuf` with `proto=io.prometheus.client.MetricFamily` and
+        /// `encoding=delimited`, OpenMetrics for `application/openmetrics-text`, the text format for
+        /// `text/plain`, `*/*`, anything else, or no header.
         public static func negotiate(accept: String?) -> Format {
             guard let accept else { return .prometheusText }
+            var best: (format: Format, quality: Double)?
             for part in accept.split(separator: ",") {
                 let fields = part.split(separator: ";").map { $0.trimmingWhitespace() }
-                guard fields.first == "application/openmetrics-text" else { continue }
-                let quality = fields.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
-                if quality > 0 { return .openMetrics }
+                let parameters = fields.dropFirst()
+                let format: Format
+                switch fields.first?.lowercased() {
+                case "application/vnd.google.protobuf":
+                    guard parameters.contains("proto=io.prometheus.client.MetricFamily"), parameters.contains("encoding=delimited") else { continue }
+                    format = .protobuf
+                case "application/openmetrics-text": format = .openMetrics
+                case "text/plain", "*/*": format = .prometheusText
+                default: continue
+                }
+                let quality = parameters.first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+                if quality > 0, quality > best?.quality ?? 0 { best = (format, quality) }
             }
-            return .prometheusText
+            return best?.format ?? .prometheusText
         }
     }
 
-    /// The exposition of `families` as UTF-8 bytes. Families that share a name are written as one
+    /// The exposition of `families` (UTF-8 bytes in the text formats). Families that share a name are written as one
     /// (one HELP and TYPE, the first family's): their series are concatenated when they are of the same
     /// kind, and a later family of another kind is left out. Series must differ by their labels (an
     /// `app` label, say) across families of one name.
     public static func render(_ families: [MetricFamily], format: Format) -> [UInt8] {
+        if format == .protobuf { return ProtobufExposition.render(families) }
         var out: [UInt8] = []
         out.reserveCapacity(estimatedSize(families))
         render(families, format: format, into: &out, chunkSize: .max) { _ in }
@@ -44,6 +62,7 @@ public enum Exposition {
     /// they are, so a large exposition is copied once, into the caller's buffer.
     public static func render(_ families: [MetricFamily], format: Format, chunkSize: Int = 1 << 16,
                               write: (UnsafeRawBufferPointer) -> Void) {
+        if format == .protobuf { return ProtobufExposition.render(families).withUnsafeBytes(write) }
         var out: [UInt8] = []
         out.reserveCapacity(chunkSize + 4_096)
         render(families, format: format, into: &out, chunkSize: chunkSize, write: write)

@@ -177,7 +177,7 @@ public enum ExpositionParser {
             guard ["HELP", "TYPE", "UNIT"].contains(keyword) else { return false }
             guard words.count >= 3 else { throw fail("# \(keyword) without a metric name") }
             let name = String(decoding: words[2], as: UTF8.self)
-            guard Reader.isMetricName(words[2]) else { throw fail("invalid metric name '\(name)'") }
+            guard ExpositionParser.isMetricName(words[2]) else { throw fail("invalid metric name '\(name)'") }
             let rest = words.count > 3 ? String(decoding: words[3], as: UTF8.self) : ""
             switch keyword {
             case "HELP":
@@ -258,7 +258,7 @@ public enum ExpositionParser {
                 // the suffix after it is scanned.
                 let suffixStart = start + familyName.count
                 let opensWithFamily = !families.isEmpty && suffixStart <= end && memcmp(base + start, base + familyName.start, familyName.count) == 0
-                cursor = Reader.nameEnd(base, from: opensWithFamily ? suffixStart : start, end: end, first: !opensWithFamily)
+                cursor = ExpositionParser.nameEnd(base, from: opensWithFamily ? suffixStart : start, end: end, first: !opensWithFamily)
                 nameEnd = cursor
                 guard nameEnd > start else { throw fail("a sample must begin with a metric name") }
                 guard !families.isEmpty else { throw fail("sample \(text(start, nameEnd)) has no TYPE line before it") }
@@ -403,7 +403,7 @@ public enum ExpositionParser {
         /// The index after `name="` of a label that begins at `start`.
         @inline(__always)
         func labelName(_ base: UnsafePointer<UInt8>, from start: Int, end: Int) throws(Failure) -> Int {
-            let cursor = Reader.nameEnd(base, from: start, end: end, colons: false)
+            let cursor = ExpositionParser.nameEnd(base, from: start, end: end, colons: false)
             guard cursor > start, cursor + 1 < end, base[cursor] == UInt8(ascii: "="), base[cursor + 1] == UInt8(ascii: "\"") else {
                 throw fail("a label must be name=\"value\"")
             }
@@ -488,26 +488,6 @@ public enum ExpositionParser {
                 candidate = Reader.exported + candidate
             }
             return depth
-        }
-
-        @inline(__always)
-        static func isNameByte(_ byte: UInt8, colons: Bool) -> Bool {
-            (byte | 0x20) &- UInt8(ascii: "a") < 26 || byte &- UInt8(ascii: "0") < 10 || byte == UInt8(ascii: "_")
-                || (colons && byte == UInt8(ascii: ":"))
-        }
-
-        /// The end of the name from `start` (`start` itself when there is none): letters, digits, `_`
-        /// and (in metric names) `:`, not beginning with a digit when `first` (it continues a name otherwise).
-        @inline(__always)
-        static func nameEnd(_ base: UnsafePointer<UInt8>, from start: Int, end: Int, first: Bool = true, colons: Bool = true) -> Int {
-            guard start < end, !first || base[start] &- UInt8(ascii: "0") >= 10 else { return start }
-            var cursor = start
-            while cursor < end, isNameByte(base[cursor], colons: colons) { cursor += 1 }
-            return cursor
-        }
-
-        static func isMetricName(_ bytes: ArraySlice<UInt8>) -> Bool {
-            !bytes.isEmpty && bytes.withUnsafeBufferPointer { nameEnd($0.baseAddress!, from: 0, end: $0.count) == $0.count }
         }
 
         /// A sample value: `[+-]digits[.digits][(e|E)[+-]digits]` (a fraction may stand alone, `.5`),
@@ -619,6 +599,34 @@ private struct ByteSink {
 }
 
 extension ExpositionParser {
+    @inline(__always)
+    static func isNameByte(_ byte: UInt8, colons: Bool) -> Bool {
+        (byte | 0x20) &- UInt8(ascii: "a") < 26 || byte &- UInt8(ascii: "0") < 10 || byte == UInt8(ascii: "_")
+            || (colons && byte == UInt8(ascii: ":"))
+    }
+
+    /// The end of the name from `start` (`start` itself when there is none): letters, digits, `_`
+    /// and (in metric names) `:`, not beginning with a digit when `first` (it continues a name otherwise).
+    @inline(__always)
+    static func nameEnd(_ base: UnsafePointer<UInt8>, from start: Int, end: Int, first: Bool = true, colons: Bool = true) -> Int {
+        guard start < end, !first || base[start] &- UInt8(ascii: "0") >= 10 else { return start }
+        var cursor = start
+        while cursor < end, isNameByte(base[cursor], colons: colons) { cursor += 1 }
+        return cursor
+    }
+
+    static func isMetricName(_ bytes: ArraySlice<UInt8>) -> Bool {
+        !bytes.isEmpty && bytes.withUnsafeBufferPointer { nameEnd($0.baseAddress!, from: 0, end: $0.count) == $0.count }
+    }
+
+    /// Whether `name` is a metric name (`colons`) or a label name.
+    static func isName(_ name: String, colons: Bool) -> Bool {
+        var name = name
+        return name.withUTF8 { bytes in
+            !bytes.isEmpty && nameEnd(bytes.baseAddress!, from: 0, end: bytes.count, colons: colons) == bytes.count
+        }
+    }
+
     /// What a sample's name adds to its family's: `_total`, `_bucket` and so on.
     enum Suffix {
         case none, total, created, bucket, sum, count

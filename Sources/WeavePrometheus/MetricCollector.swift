@@ -4,6 +4,9 @@
 /// has exactly one collector as its home.
 public protocol MetricCollector: Sendable {
     func collect() async -> [MetricFamily]
+    /// The families of a scrape in `format`: `collect()`, unless the collector asks other processes,
+    /// which it then asks in a format that keeps what `format` can show (native histograms).
+    func collect(for format: Exposition.Format) async -> [MetricFamily]
     /// Whether collecting waits on other processes (an aggregation of applications): a scrape then
     /// starts it first and collects the others meanwhile. False by default.
     var waitsOnOthers: Bool { get }
@@ -11,6 +14,7 @@ public protocol MetricCollector: Sendable {
 
 extension MetricCollector {
     public var waitsOnOthers: Bool { false }
+    public func collect(for format: Exposition.Format) async -> [MetricFamily] { await collect() }
 }
 
 /// Who serves the metrics and health endpoints: the service's name (`serviceId` in `/health`, the

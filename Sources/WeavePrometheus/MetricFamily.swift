@@ -21,7 +21,8 @@ public struct MetricFamily: Sendable, Equatable {
         }
     }
 
-    /// One series of a histogram family: its `_bucket` lines (cumulative, `+Inf` last), `_sum` and `_count`.
+    /// One series of a histogram family: its `_bucket` lines (cumulative, `+Inf` last), `_sum` and
+    /// `_count`, and in the protobuf exposition its native histogram when it has one.
     public struct HistogramSeries: Sendable, Equatable {
         public var labels: [(String, String)]
         /// The `le` label of each bucket, `+Inf` last (one shared array for a whole family).
@@ -29,18 +30,25 @@ public struct MetricFamily: Sendable, Equatable {
         /// Observations per bucket, not cumulative: the renderer adds them up. As many as `bucketLabels`.
         public var bucketCounts: [UInt64]
         public var sum: Double
+        /// The same observations in exponential buckets, which only the protobuf exposition shows.
+        public var native: NativeHistogram?
 
-        public init(labels: [(String, String)], bucketLabels: [String], bucketCounts: [UInt64], sum: Double) {
+        public init(labels: [(String, String)], bucketLabels: [String], bucketCounts: [UInt64], sum: Double,
+                    native: NativeHistogram? = nil) {
             precondition(bucketLabels.count == bucketCounts.count, "one count per bucket")
             self.labels = labels
             self.bucketLabels = bucketLabels
             self.bucketCounts = bucketCounts
             self.sum = sum
+            self.native = native
         }
+
+        /// Observations: the classic buckets' counts added up.
+        public var count: UInt64 { bucketCounts.reduce(0, &+) }
 
         public static func == (lhs: HistogramSeries, rhs: HistogramSeries) -> Bool {
             lhs.bucketLabels == rhs.bucketLabels && lhs.bucketCounts == rhs.bucketCounts && lhs.sum == rhs.sum
-                && sameLabels(lhs.labels, rhs.labels)
+                && lhs.native == rhs.native && sameLabels(lhs.labels, rhs.labels)
         }
     }
 

@@ -140,6 +140,38 @@ for _ in $(seq 150); do
 done
 if [ "$stored" = '"app":"billing" "app":"orders" "app":"shipping" ' ]; then ok "a real Prometheus stores series of all three apps"
 else not_ok "Prometheus stores series of all three apps" "$stored $(tail -3 "$WORK/prometheus.log")"; fi
+# Without native histograms Prometheus asks for OpenMetrics: the factory's latency is a classic histogram.
+classic=$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode \
+    'query=weave_resolve_duration_seconds_count{app="orders",dependency="ReportBuilder",path="factory"}')
+if grep -q '"value":\[' <<<"$classic" && ! grep -q '"histogram"' <<<"$classic"; then ok "without the feature flag, Prometheus 2.42 stores classic histogram series (_count a float sample)"
+else not_ok "classic histograms without the feature flag" "$classic"; fi
+kill -TERM "$PROMETHEUS"; wait "$PROMETHEUS" 2>/dev/null
+
+# --- native histograms: the protobuf exposition, end to end -------------------------------------------
+PROTOBUF='application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited'
+type=$(curl -s -o "$WORK/metrics.pb" -w '%{content_type}' -H "Accept: $PROTOBUF" "$URL/metrics")
+if [[ "$type" == application/vnd.google.protobuf* ]] && [ -s "$WORK/metrics.pb" ]; then ok "the daemon answers an Accept of protobuf with it ($(wc -c < "$WORK/metrics.pb") bytes)"
+else not_ok "the daemon's protobuf answer" "$type"; fi
+type=$(curl -s -o /dev/null -w '%{content_type}' -H "Accept: $PROTOBUF" "http://127.0.0.1:${APP_PORT[orders]}/metrics")
+if [[ "$type" == application/vnd.google.protobuf* ]]; then ok "so does the application's own /metrics (Hummingbird route)"; else not_ok "the app's protobuf answer" "$type"; fi
+start_prometheus "$PORT" --enable-feature=native-histograms
+# Factory runs of 50 ms in billing while Prometheus scrapes, so that the rate over a minute has them.
+series='weave_resolve_duration_seconds{app="billing",dependency="ReportBuilder",path="factory"}'
+native="" p50="" answer=""
+for _ in $(seq 60); do
+    curl -s "http://127.0.0.1:${APP_PORT[billing]}/report" > /dev/null
+    native=$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=$series")
+    answer=$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode "query=histogram_quantile(0.5, rate($series[1m]))")
+    p50=$(grep -o '"value":\[[^]]*\]' <<<"$answer" | grep -o '"[0-9.e+-]*"\]' | tr -d '"]')
+    [ -n "$p50" ] && break
+    sleep 0.5
+done
+if grep -q '"histogram":\[' <<<"$native" && ! grep -q '"value":\[' <<<"$native"; then
+    ok "with --enable-feature=native-histograms the factory's latency is one native histogram series (the query API returns histogram)"
+else not_ok "a native histogram in Prometheus" "$native $(tail -3 "$WORK/prometheus.log")"; fi
+if awk -v v="$p50" 'BEGIN { exit !(v != "" && v > 0.0475 && v < 0.0525) }'; then
+    ok "histogram_quantile(0.5, rate(…[1m])) over the native series is within 5 % of the 50 ms factory ($p50 s)"
+else not_ok "the native p50 of a 50 ms factory" "p50=$p50 $answer"; fi
 kill -TERM "$PROMETHEUS"; wait "$PROMETHEUS" 2>/dev/null
 
 # --- health across apps -------------------------------------------------------------------------

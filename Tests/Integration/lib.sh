@@ -45,8 +45,11 @@ start_journald() {
 
 # Starts a real Prometheus scraping 127.0.0.1:$1 every second; sets PROM_PORT and PROMETHEUS (its PID,
 # stopped at exit with the rest).
+# start_prometheus PORT [FLAG…]: a Prometheus scraping 127.0.0.1:PORT every second, with its own
+# storage in $WORK; the FLAGs (`--enable-feature=native-histograms`) go to it.
 start_prometheus() {
     PROM_PORT=$(free_port)
+    rm -rf "$WORK/tsdb"
     cat > "$WORK/prometheus.yml" <<YAML
 global:
   scrape_interval: 1s
@@ -57,7 +60,7 @@ scrape_configs:
       - targets: ["127.0.0.1:$1"]
 YAML
     prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/tsdb" \
-        --web.listen-address="127.0.0.1:$PROM_PORT" > "$WORK/prometheus.log" 2>&1 &
+        --web.listen-address="127.0.0.1:$PROM_PORT" "${@:2}" > "$WORK/prometheus.log" 2>&1 &
     PROMETHEUS=$!
     PIDS+=("$PROMETHEUS")
 }

@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 import Testing
 @testable import WeaveDI
@@ -26,7 +27,7 @@ private final class Shared: Sendable {}
         let sampled = shared?.cachedHitLatency.count ?? 0
         #expect(sampled >= 999 / UInt64(Container.hitSamplingInterval) - 1 && sampled <= 999 / UInt64(Container.hitSamplingInterval) + 1)
         #expect(shared?.isInstantiated == true)
-        #expect(LatencyHistogram.bounds.first == 1e-6 && LatencyHistogram.bounds.last == 10)
+        #expect(LatencyHistogram.bounds.first == 0x1p-20 && LatencyHistogram.bounds.count == 188)
     }
 
     /// The snapshot's name order is kept between snapshots and made again whenever a registration
@@ -58,39 +59,50 @@ private final class Shared: Sendable {}
 
     @Test func histogramQuantilesAndCumulativeCounts() {
         var counts = [UInt64](repeating: 0, count: LatencyBuckets.count)
-        counts[1] = 10 // (1 µs, 1.1 µs]
-        let histogram = LatencyHistogram(counts: counts, sumNanos: 10_500)
+        counts[1] = 10 // (2^-20 s, 2^(-159/8) s]: (953.7 ns, 1,040 ns]
+        let histogram = LatencyHistogram(counts: counts, sumNanos: 10_000)
         #expect(histogram.count == 10)
         #expect(histogram.cumulativeCounts.last == 10)
         #expect(histogram.cumulativeCounts[0] == 0 && histogram.cumulativeCounts[1] == 10)
         let median = histogram.quantile(0.5)!
-        #expect(median > 1e-6 && median <= 1.1e-6)
+        #expect(median > 0.95e-6 && median <= 1.04e-6)
         #expect(LatencyHistogram.empty.quantile(0.5) == nil)
-        #expect(histogram.sumSeconds == 10.5e-6)
-        #expect(histogram.exportedBucketCounts[0] == 10, "(0, 10 µs] holds (1 µs, 1.1 µs]")
+        #expect(histogram.sumSeconds == 10e-6)
+        #expect(histogram.exportedBucketCounts[0] == 10, "(0, 7.6 µs] holds (0.95 µs, 1.04 µs]")
         #expect(histogram.exportedBucketCounts.count == 12 && histogram.exportedBucketCounts.reduce(0, +) == histogram.count)
     }
 
-    /// The layout: E24 bounds from 1 µs to 10 s, neighbours at most 1.154 apart (E12, every other
-    /// one, at most 1.25 apart, for export); every duration lands in the bucket of its bound.
-    @Test func theBucketLayoutKeepsItsErrorBounds() {
+    /// The layout: Prometheus's schema-3 bounds 2^(k/8) s from 2^-20 s to 2^(27/8) s, neighbours
+    /// 2^(1/8) apart; every whole number of nanoseconds lands in the bucket Prometheus would put it in.
+    @Test func theBucketLayoutIsSchema3() {
         let bounds = LatencyBuckets.boundsNanos
         #expect(bounds.count + 1 == LatencyBuckets.count)
-        #expect(bounds.first == 1_000 && bounds.last == 10_000_000_000)
-        #expect(LatencyHistogram.bounds.first == 1e-6 && LatencyHistogram.bounds.last == 10)
-        #expect(LatencyHistogram.bounds.contains(0.051))
-        for (lower, upper) in zip(bounds, bounds.dropFirst()) { #expect(Double(upper) / Double(lower) <= 1.154) }
+        #expect(bounds.first == 953 && bounds.last == 10_374_716_437)
+        #expect(LatencyHistogram.bounds.first == 0x1p-20 && LatencyHistogram.bounds[160] == 1 && LatencyHistogram.bounds[152] == 0.5)
+        for (offset, bound) in LatencyHistogram.bounds.enumerated() {
+            // Prometheus's bound of bucket k (getBound): its table's fraction for k mod 8, times 2^(⌊k/8⌋ + 1).
+            let k = LatencyBuckets.firstIndex + offset
+            let prometheus = [0.5, 0.5452538663326288, 0.5946035575013605, 0.6484197773255048,
+                              0.7071067811865475, 0.7711054127039704, 0.8408964152537144, 0.9170040432046711]
+            #expect(bound == Double(sign: .plus, exponent: (k >> 3) + 1, significand: prometheus[k & 7]))
+            #expect(abs(bound / Glibc.exp2(Double(k) / 8) - 1) < 1e-15)
+        }
+        let seconds = LatencyHistogram.bounds
+        for (lower, upper) in zip(seconds, seconds.dropFirst()) { #expect(abs(upper / lower - 1.0905077326652577) < 1e-12) }
         // Each exported bound is one of the bounds, so the exported counts are exact.
-        #expect(LatencyHistogram.exportedBounds == [1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1])
+        #expect(LatencyHistogram.exportedBounds == [0x1p-17, 0x1p-15, 0x1p-13, 0x1p-11, 0x1p-9, 0x1p-7, 0x1p-5, 0x1p-3, 0.5, 2, 8])
         #expect(LatencyHistogram.exportedEnds.map { LatencyHistogram.bounds[$0] } == LatencyHistogram.exportedBounds)
         for (index, bound) in bounds.enumerated() {
             #expect(LatencyBuckets.index(ofNanos: bound) == index)
             #expect(LatencyBuckets.index(ofNanos: bound + 1) == index + 1)
+            // The whole nanoseconds at and below the bound are within it, the next one is above it.
+            #expect(Double(bound) / 1e9 <= LatencyHistogram.bounds[index] && Double(bound + 1) / 1e9 > LatencyHistogram.bounds[index])
         }
         #expect(LatencyBuckets.index(ofNanos: 0) == 0 && LatencyBuckets.index(ofNanos: .max) == LatencyBuckets.count - 1)
+        #expect(LatencyBuckets.index(ofNanos: 50_000_000) == 160 - 34, "50 ms is in native bucket -34: (2^(-35/8), 2^(-34/8)] s")
     }
 
-    /// A steady latency anywhere in the range reads back within 7.5 % at p50 and p99 (a factory of
+    /// A steady latency anywhere in the range reads back within 4.5 % at p50 and p99 (a factory of
     /// a steady 50.1 ms read 75 ms and 99.5 ms with the 1-5-10 buckets).
     @Test func quantilesOfASteadyLatencyAreWithinTheirBound() {
         var nanos: UInt64 = 1_001
@@ -101,7 +113,7 @@ private final class Shared: Sendable {}
             let truth = Double(nanos) / 1e9
             for q in [0.5, 0.99] {
                 let estimate = histogram.quantile(q)!
-                #expect(abs(estimate / truth - 1) < 0.075, "\(nanos) ns at \(q): \(estimate)")
+                #expect(abs(estimate / truth - 1) < 0.045, "\(nanos) ns at \(q): \(estimate)")
             }
             nanos = nanos * 107 / 100
         }

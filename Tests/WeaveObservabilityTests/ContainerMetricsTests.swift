@@ -104,4 +104,25 @@ import WeaveObservability
         #expect(await broken.collect().isEmpty)
         #expect(broken.lastFailure?.line == 1)
     }
+
+    /// The native histogram is the recorded buckets themselves: 50 ms factory runs are in native
+    /// bucket -34, (2^(-35/8), 2^(-34/8)] s = (48.2 ms, 52.6 ms]; sub-microsecond ones in the zero
+    /// bucket; one of 20 s in none (its count and sum only); and every series has one, bucketed or not.
+    @Test func nativeHistogramsAreTheRecordedBuckets() throws {
+        var counts = [UInt64](repeating: 0, count: LatencyBuckets.count)
+        counts[LatencyBuckets.index(ofNanos: 50_000_000)] = 3
+        counts[LatencyBuckets.index(ofNanos: 500)] = 2
+        counts[LatencyBuckets.index(ofNanos: 20_000_000_000)] = 1
+        let histogram = LatencyHistogram(counts: counts, sumNanos: 3 * 50_000_000 + 2 * 500 + 20_000_000_000)
+        let service = ServiceStatistics(service: "Report", scope: .transient, resolutions: 6, instancesCreated: 6, errors: [:],
+                                        slowResolutions: 0, cachedHitLatency: .empty, factoryLatency: histogram, isInstantiated: false)
+        let families = ContainerMetrics.families(ContainerStatistics(services: [service], cachedEvictions: 0, memoryPressureEvents: 0),
+                                                 buckets: .none)
+        let series = try #require(families.first { $0.name == "weave_resolve_duration_seconds" }?.histograms.first)
+        let native = try #require(series.native)
+        #expect(native.schema == 3 && native.zeroThreshold == 0x1p-20 && native.zeroCount == 2)
+        #expect(native.positive == [.init(index: -34, count: 3)])
+        #expect(series.count == 6 && native.problem(count: series.count) == nil)
+        #expect(series.bucketLabels == ["+Inf"], "without classic buckets")
+    }
 }

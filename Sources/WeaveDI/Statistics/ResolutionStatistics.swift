@@ -1,12 +1,15 @@
-/// A latency histogram: counts per bucket (upper bounds `LatencyHistogram.bounds`, then +Inf) and the sum.
+/// A latency histogram: counts per bucket (upper bounds `LatencyHistogram.bounds`, then one
+/// above them all) and the sum. Its buckets are those of a native histogram of schema 3 (`LatencyBuckets`).
 public struct LatencyHistogram: Sendable, Equatable {
-    /// Upper bounds in seconds, 1 µs to 10 s, 24 a decade (`LatencyBuckets`); the last bucket (+Inf) has none.
+    /// Upper bounds in seconds, 2^(k/8) from 2^-20 s (0.95 µs) to 2^(27/8) s (10.4 s)
+    /// (`LatencyBuckets`); the last bucket, above them, has none.
     public static var bounds: [Double] { LatencyBuckets.boundsSeconds }
-    /// The bounds exporters show: 10 µs to 1 s in steps of 1, 3, 10 (11 bounds, 12 buckets with
-    /// +Inf), each one of `bounds`, so their counts are exact. Coarse on purpose: a dependency's
-    /// classic buckets are series a Prometheus keeps, and these answer threshold questions (the share
-    /// of factory runs under 10 ms). Quantiles come from `quantile(_:)`, read from every bucket.
-    public static let exportedBounds: [Double] = [1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1]
+    /// The bounds exporters show as classic buckets: powers of 4 from 2^-17 s (7.6 µs) to 2^3 s
+    /// (8 s), 11 bounds and 12 buckets with +Inf. Each is one of `bounds`, so their counts are
+    /// exact. Coarse on purpose: a dependency's classic buckets are series a Prometheus keeps, and
+    /// these answer threshold questions (the share of factory runs under 7.8 ms). Quantiles come
+    /// from `quantile(_:)`, or from the native histogram, read from every bucket.
+    public static let exportedBounds: [Double] = stride(from: -17, through: 3, by: 2).map { Double(sign: .plus, exponent: $0, significand: 1) }
     /// For each exported bound, the index in `bucketCounts` of the bucket it closes.
     static let exportedEnds: [Int] = exportedBounds.map { bound in bounds.firstIndex { abs($0 - bound) < bound * 1e-9 }! }
 
@@ -15,16 +18,16 @@ public struct LatencyHistogram: Sendable, Equatable {
         exportedEnds.firstIndex { index <= $0 } ?? exportedEnds.count
     }
 
-    /// A bucket that holds observations: its index (0 for the first bound, `bounds.count` for +Inf)
-    /// and its count.
-    struct Occupied: Sendable, Equatable {
-        let index: Int
-        let count: UInt64
+    /// A bucket that holds observations: its index (0 for the first bound, `bounds.count` for the
+    /// one above them all) and its count.
+    public struct Occupied: Sendable, Equatable {
+        public let index: Int
+        public let count: UInt64
     }
 
     /// The buckets that hold observations, in bucket order. Most histograms have a few, so a
-    /// snapshot of many keys keeps a few entries each rather than 170 counts.
-    let occupied: [Occupied]
+    /// snapshot of many keys keeps a few entries each rather than 189 counts.
+    public let occupied: [Occupied]
     /// Number of observations.
     public let count: UInt64
     /// Sum of all observations, in seconds.
@@ -52,9 +55,9 @@ public struct LatencyHistogram: Sendable, Equatable {
     }
 
     /// An estimate of quantile `q` (0...1), in seconds; `nil` when empty. The q-quantile observation
-    /// lies in a bucket (a, b] with b ≤ 1.154 a; the estimate is the bucket's geometric middle √(ab),
-    /// so it is within 7.5 % of that observation whatever the distribution. Below 1 µs the estimate is
-    /// interpolated linearly in (0, 1 µs]; above 10 s it is 10 s (a lower bound).
+    /// lies in a bucket (a, b] with b = 1.0905 a; the estimate is the bucket's geometric middle √(ab),
+    /// so it is within 4.5 % of that observation whatever the distribution. In the first bucket the
+    /// estimate is interpolated linearly in (0, 0.95 µs]; above 10.4 s it is 10.4 s (a lower bound).
     public func quantile(_ q: Double) -> Double? {
         guard count > 0 else { return nil }
         let rank = max(0, min(1, q)) * Double(count)

@@ -14,25 +14,42 @@ enum StatsField {
     @inlinable static var wordsPerKey: Int { factoryLatency + LatencyBuckets.count + 1 }
 }
 
-/// The latency histogram's upper bounds, 1 µs to 10 s, then +Inf: the E24 series (24 bounds a
-/// decade, 1.0 1.1 1.2 1.3 1.5 … 8.2 9.1), whose neighbours are at most 1.154 apart. A quantile read
-/// from it is within 7.5 % of the truth (`LatencyHistogram.quantile`). Exporters show 11 of them
-/// (`LatencyHistogram.exportedBounds`).
+/// The latency histogram's buckets: Prometheus's native-histogram buckets of schema 3, 8 an octave,
+/// whose upper bounds are 2^(k/8) seconds. Bucket 0 holds what is at most 2^-20 s (0.95 µs: the
+/// zero bucket of the native histogram); buckets 1…187 are k = -159…27, up to 2^(27/8) s (10.4 s);
+/// the last bucket holds what is above that. Neighbouring bounds are 1.0905 apart, so a quantile
+/// read from them is within 4.5 % of the truth (`LatencyHistogram.quantile`), and the native
+/// histogram an exporter makes of them is these very counts. Exporters' classic buckets are 11 of
+/// the bounds (`LatencyHistogram.exportedBounds`).
 public enum LatencyBuckets {
-    /// The E24 series, times ten.
-    static let mantissas: [UInt64] = [10, 11, 12, 13, 15, 16, 18, 20, 22, 24, 27, 30, 33, 36, 39, 43, 47, 51, 56, 62, 68, 75, 82, 91]
-    /// Upper bounds in nanoseconds (+Inf not included): 1 µs (10 × 10²) to 9.1 s, then 10 s.
-    static let boundsNanos: [UInt64] = (2...8).flatMap { exponent in
-        mantissas.map { $0 * (0..<exponent).reduce(1) { product, _ in product * 10 } }
-    } + [10_000_000_000]
-    /// Buckets, +Inf included: `boundsNanos.count + 1` (a literal, so the hot path folds it).
-    @usableFromInline static let count = 170
-    /// Upper bounds in seconds (+Inf not included), for exporters.
-    public static let boundsSeconds: [Double] = boundsNanos.map { Double($0) / 1e9 }
+    /// The native-histogram schema of the buckets: 2^3 buckets an octave.
+    public static let schema = 3
+    /// The native index k of the first bound, 2^(k/8) s: 2^-20 s.
+    public static let firstIndex = -160
+    /// 2^(j/8) for j in 0..<8: Prometheus's `nativeHistogramBounds` of schema 3 times 2, its last-bit
+    /// deviations from the nearest doubles included, so that the bounds are Prometheus's to the bit.
+    static let octave: [Double] = [0.5, 0.5452538663326288, 0.5946035575013605, 0.6484197773255048,
+                                   0.7071067811865475, 0.7711054127039704, 0.8408964152537144, 0.9170040432046711].map { $0 * 2 }
+    /// Upper bounds in seconds (the last bucket has none): 2^(k/8) for k = -160…27, as Prometheus
+    /// computes them.
+    public static let boundsSeconds: [Double] = (firstIndex...27).map { bound($0, scale: 1) }
+    /// The bounds in whole nanoseconds, rounded down: for a whole number of nanoseconds n and a bound
+    /// b, n ≤ b exactly when n ≤ ⌊b⌋ (no bound is within 0.002 ns of a whole number, so the doubles
+    /// floor right).
+    static let boundsNanos: [UInt64] = (firstIndex...27).map { UInt64(bound($0, scale: 1e9).rounded(.down)) }
+    /// Buckets, the last included: `boundsNanos.count + 1` (a literal, so the hot path folds it).
+    @usableFromInline static let count = 189
+
+    /// 2^(k/8) × `scale`: the octave's factor scaled by a power of two, which is exact.
+    private static func bound(_ k: Int, scale: Double) -> Double {
+        let (octaves, step) = k.quotientAndRemainder(dividingBy: 8)
+        let (whole, part) = step < 0 ? (octaves - 1, step + 8) : (octaves, step)
+        return Double(sign: .plus, exponent: whole, significand: scale) * octave[part]
+    }
 
     static func index(ofNanos nanos: UInt64) -> Int {
-        if nanos <= 1_000 { return 0 } // most resolves: no search through the bounds
-        // The first bound at or above `nanos` (count - 1, +Inf, when none is).
+        if nanos <= 953 { return 0 } // most resolves: no search through the bounds
+        // The first bound at or above `nanos` (count - 1, the last bucket, when none is).
         var low = 1, high = boundsNanos.count
         while low < high {
             let middle = (low + high) / 2

@@ -34,7 +34,8 @@ final class AppFleet: Sendable {
     /// The sockets the directory held when it was last listed, and why the last listing failed.
     private let discovery = Locked<(found: [AppTarget], failure: String?)>(([], nil))
     /// The scrape in progress, which a `/metrics` asked meanwhile shares.
-    private let scraping = Locked<Task<[Scrape], Never>?>(nil)
+    /// The scrape in progress, by whether it asks for native histograms.
+    private let scraping = Locked<[Bool: Task<[Scrape], Never>]>([:])
     /// The paths of the daemon's own Unix socket listeners: a socket in the directory that is one of
     /// them (a link to it, say) is the daemon itself, which would wait on its own `/metrics` and
     /// report itself as its own component. Those already logged, once each.
@@ -232,38 +233,54 @@ final class AppFleet: Sendable {
     // MARK: Metrics
 
     /// Every application's `/metrics`, relabelled with `app` (`scrapeNow`). A scrape asked while
-    /// another is in progress shares it: two Prometheus servers scraping at once read the
-    /// applications once, and hold one scrape's memory, not two.
-    func scrape() async -> [Scrape] {
+    /// another of the same kind is in progress shares it: two Prometheus servers scraping at once
+    /// read the applications once, and hold one scrape's memory, not two.
+    func scrape(native: Bool = false) async -> [Scrape] {
         let shared = scraping.withLock { scraping -> Task<[Scrape], Never> in
-            if let running = scraping { return running }
+            if let running = scraping[native] { return running }
             let task = Task { [self] in
-                let scrapes = await scrapeNow()
-                self.scraping.withLock { $0 = nil }
+                let scrapes = await scrapeNow(native: native)
+                self.scraping.withLock { $0[native] = nil }
                 return scrapes
             }
-            scraping = task
+            scraping[native] = task
             return task
         }
         return await shared.value
     }
 
-    /// Fetches every application's `/metrics` now, in OpenMetrics (which keeps units and counter
-    /// names), relabelled with `app`. What is kept of them, relabelled, adds up to `maxScrapeBytes`
+    /// What the daemon accepts from an application: OpenMetrics (which keeps units and counter
+    /// names), and for a `native` scrape the protobuf exposition first, which carries native histograms.
+    static func accept(native: Bool) -> String {
+        let openMetrics = "application/openmetrics-text; version=1.0.0"
+        return native ? ProtobufExposition.contentType + "; q=0.9, " + openMetrics + "; q=0.5" : openMetrics
+    }
+
+    /// Fetches every application's `/metrics` now, relabelled with `app`, each read in the format
+    /// its `Content-Type` names. What is kept of them, relabelled, adds up to `maxScrapeBytes`
     /// at most: an answer that does not fit in what is left is down for this scrape, with the reason
     /// (and one longer than what is left is not read to its end).
-    private func scrapeNow() async -> [Scrape] {
+    private func scrapeNow(native: Bool) async -> [Scrape] {
         let room = Locked(configuration.maxScrapeBytes)
-        let accept = "application/openmetrics-text; version=1.0.0"
-        return await ask("/metrics", accept: accept, room: room) { [self] target, response throws(FetchFailure) in
+        return await ask("/metrics", accept: Self.accept(native: native), room: room) { [self] target, response throws(FetchFailure) in
             guard response.status == 200 else { throw FetchFailure("/metrics answered HTTP \(response.status)") }
             let families: [MetricFamily]
-            do {
-                families = try ExpositionParser.parse(response.body, adding: [("app", target.name)])
-            } catch {
-                throw FetchFailure("/metrics is not a valid exposition: \(error)")
+            let size: Int
+            if response.contentType?.hasPrefix("application/vnd.google.protobuf") == true {
+                do {
+                    families = try ProtobufParser.parse(response.body, adding: [("app", target.name)])
+                } catch {
+                    throw FetchFailure("/metrics is not a valid protobuf exposition: \(error)")
+                }
+                size = response.body.count
+            } else {
+                do {
+                    families = try ExpositionParser.parse(response.body, adding: [("app", target.name)])
+                } catch {
+                    throw FetchFailure("/metrics is not a valid exposition: \(error)")
+                }
+                size = families.reduce(0) { $0 + $1.preformatted.count }
             }
-            let size = families.reduce(0) { $0 + $1.preformatted.count }
             let fits = room.withLock { left -> Bool in
                 guard left >= size else { return false }
                 left -= size

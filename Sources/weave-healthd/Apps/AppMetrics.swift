@@ -25,8 +25,11 @@ struct AppMetrics: MetricCollector {
     /// It waits on the applications.
     var waitsOnOthers: Bool { true }
 
-    func collect() async -> [MetricFamily] {
-        async let asked = fleet().scrape()
+    func collect() async -> [MetricFamily] { await collect(for: .openMetrics) }
+
+    /// For a protobuf scrape the applications are asked for protobuf, so their native histograms reach it.
+    func collect(for format: Exposition.Format) async -> [MetricFamily] {
+        async let asked = fleet().scrape(native: format == .protobuf)
         async let read = textfiles?.read() ?? []
         var daemon: [MetricFamily] = []
         for collector in own { daemon += await collector.collect() }

@@ -34,6 +34,8 @@ struct HTTPFetch: Sendable {
         let body: [UInt8]
         /// Whether the server lets the connection carry another request.
         var keepAlive = false
+        /// Its `Content-Type`, if it gave one.
+        var contentType: String? = nil
         /// The process serving a Unix socket (`SO_PEERCRED`); nil over TCP or when the kernel does not say.
         var peerPID: Int32? = nil
     }
@@ -275,7 +277,8 @@ private final class ResponseCollector: ChannelInboundHandler {
     private func finish() {
         guard let head, let promise else { return }
         self.promise = nil
-        promise.succeed(HTTPFetch.Response(status: Int(head.status.code), body: body, keepAlive: head.isKeepAlive))
+        promise.succeed(HTTPFetch.Response(status: Int(head.status.code), body: body, keepAlive: head.isKeepAlive,
+                                             contentType: head.headers.first(name: "content-type")))
         body = []
     }
 

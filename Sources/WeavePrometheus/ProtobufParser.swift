@@ -1,0 +1,321 @@
+import WeaveSupport
+
+/// Reads a protobuf exposition another process rendered (delimited `io.prometheus.client.MetricFamily`
+/// messages) back into families, so that it can be merged with others: counters and gauges as
+/// samples, summaries as their quantile, `_sum` and `_count` samples, histograms as series with
+/// their classic buckets and their native histogram. Timestamps, exemplars and created timestamps
+/// are left out, as `ExpositionParser` leaves them out of the text formats.
+///
+/// It is as strict as `ExpositionParser`, and for the same reason: whatever it accepts, the merged
+/// exposition stays valid for a Prometheus server. It rejects the whole input, with the message's
+/// number and the reason, for bytes that are not the wire format, a name or label that is not valid
+/// or not UTF-8, a label given twice or beginning with `__`, a type other than counter, gauge,
+/// summary and histogram, a series given twice, a metric without the value of its type, counts or
+/// sums that are negative or not a number, classic buckets out of order, and native histograms
+/// Prometheus would refuse (`NativeHistogram.problem`), or that count in floats. Labels the caller
+/// adds go first; a label of the same name already there is kept as `exported_<name>`.
+public enum ProtobufParser {
+    /// Why an exposition was rejected: the message (1-based) and the reason.
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        public let message: Int
+        public let reason: String
+
+        public var description: String { "protobuf message \(message): \(reason)" }
+    }
+
+    /// The families of `bytes`, each series with `labels` first.
+    public static func parse(_ bytes: [UInt8], adding labels: [(String, String)] = []) throws(Failure) -> [MetricFamily] {
+        var families: [MetricFamily] = []
+        var names: Set<String> = []
+        try bytes.withUnsafeBufferPointer { buffer throws(Failure) in
+            var stream = ProtobufWire.Reader(UnsafeRawBufferPointer(buffer))
+            while !stream.isAtEnd {
+                let number = families.count + 1
+                do throws(WireFailure) {
+                    let family = try readFamily(try stream.delimited(), adding: labels)
+                    guard names.insert(family.name).inserted else { throw WireFailure("family \(family.name) is given twice") }
+                    families.append(family)
+                } catch {
+                    throw Failure(message: number, reason: error.message)
+                }
+            }
+        }
+        return families
+    }
+
+    private typealias WireFailure = ProtobufWire.WireFailure
+
+    private static func readFamily(_ bytes: UnsafeRawBufferPointer, adding added: [(String, String)]) throws(WireFailure) -> MetricFamily {
+        var reader = ProtobufWire.Reader(bytes)
+        var name = "", help = "", unit: String?
+        var type: UInt64 = 3 // UNTYPED, the proto's default
+        var metrics: [UnsafeRawBufferPointer] = []
+        while !reader.isAtEnd {
+            let (field, wireType) = try reader.tag()
+            switch (field, wireType) {
+            case (1, ProtobufWire.delimited): name = try text(reader.delimited(), "family name")
+            case (2, ProtobufWire.delimited): help = try text(reader.delimited(), "help")
+            case (3, ProtobufWire.varint): type = try reader.varint()
+            case (4, ProtobufWire.delimited): metrics.append(try reader.delimited())
+            case (5, ProtobufWire.delimited): unit = try text(reader.delimited(), "unit")
+            default: try reader.skip(wireType)
+            }
+        }
+        guard ExpositionParser.isName(name, colons: true) else { throw WireFailure("family name \"\(name.logSafe)\" is not a valid metric name") }
+        let kind: MetricFamily.Kind
+        switch ProtobufExposition.MetricType(rawValue: type) {
+        case .counter: kind = .counter
+        case .gauge: kind = .gauge
+        case .summary: kind = .summary
+        case .histogram: kind = .histogram
+        default: throw WireFailure("family \(name) has type \(type), not counter, gauge, summary or histogram")
+        }
+        if let unit, unit.isEmpty || !name.hasSuffix(unit) && !name.hasSuffix(unit + "_total") {
+            throw WireFailure("family \(name) has unit \"\(unit.logSafe)\", which does not end its name")
+        }
+        // A counter family is named as its series are; ours keeps the name without `_total`.
+        let base = kind == .counter && name.hasSuffix("_total") ? String(name.dropLast(6)) : name
+        var family = MetricFamily(name: base, kind: kind, help: help, unit: unit)
+        var seen: Set<[String]> = []
+        for bytes in metrics {
+            var metric = try readMetric(bytes, kind: kind, family: name)
+            metric.labels = relabel(metric.labels, adding: added)
+            guard seen.insert(metric.labels.flatMap { [$0.0, $0.1] }.sortedPairs()).inserted else {
+                throw WireFailure("family \(name) has a series twice")
+            }
+            switch metric.value {
+            case .sample(let value):
+                family.samples.append(.init(suffix: kind == .counter ? "_total" : "", labels: metric.labels, value: value))
+            case .summary(let count, let sum, let quantiles):
+                for (quantile, value) in quantiles {
+                    family.samples.append(.init(labels: metric.labels + [("quantile", "\(quantile)")], value: value))
+                }
+                family.samples.append(.init(suffix: "_sum", labels: metric.labels, value: sum))
+                family.samples.append(.init(suffix: "_count", labels: metric.labels, value: Double(count)))
+            case .histogram(var series):
+                series.labels = metric.labels
+                family.histograms.append(series)
+            }
+        }
+        return family
+    }
+
+    private enum Value {
+        case sample(Double)
+        case summary(count: UInt64, sum: Double, quantiles: [(Double, Double)])
+        case histogram(MetricFamily.HistogramSeries)
+    }
+
+    private static func readMetric(_ bytes: UnsafeRawBufferPointer, kind: MetricFamily.Kind, family: String) throws(WireFailure) -> (labels: [(String, String)], value: Value) {
+        var reader = ProtobufWire.Reader(bytes)
+        var labels: [(String, String)] = []
+        var value: Value?
+        while !reader.isAtEnd {
+            let (field, wireType) = try reader.tag()
+            switch (field, wireType, kind) {
+            case (1, ProtobufWire.delimited, _): labels.append(try readLabel(reader.delimited(), family: family))
+            case (2, ProtobufWire.delimited, .gauge), (3, ProtobufWire.delimited, .counter):
+                let number = try readSingle(reader.delimited())
+                guard kind == .gauge || number >= 0 else { throw WireFailure("counter \(family) has the value \(number)") }
+                value = .sample(number)
+            case (4, ProtobufWire.delimited, .summary): value = try readSummary(reader.delimited(), family: family)
+            case (7, ProtobufWire.delimited, .histogram): value = .histogram(try readHistogram(reader.delimited(), family: family))
+            default: try reader.skip(wireType)
+            }
+        }
+        guard let value else { throw WireFailure("a metric of \(family) has no value of its type") }
+        var names: Set<String> = []
+        let special = kind == .histogram ? "le" : kind == .summary ? "quantile" : nil
+        for (name, _) in labels {
+            guard names.insert(name).inserted else { throw WireFailure("a metric of \(family) has label \(name) twice") }
+            guard name != special else { throw WireFailure("a metric of \(family) has label \(name), which its type reserves") }
+        }
+        return (labels, value)
+    }
+
+    private static func readLabel(_ bytes: UnsafeRawBufferPointer, family: String) throws(WireFailure) -> (String, String) {
+        var reader = ProtobufWire.Reader(bytes)
+        var name = "", value = ""
+        while !reader.isAtEnd {
+            let (field, wireType) = try reader.tag()
+            switch (field, wireType) {
+            case (1, ProtobufWire.delimited): name = try text(reader.delimited(), "label name")
+            case (2, ProtobufWire.delimited): value = try text(reader.delimited(), "label value")
+            default: try reader.skip(wireType)
+            }
+        }
+        guard ExpositionParser.isName(name, colons: false), !name.hasPrefix("__") else {
+            throw WireFailure("a metric of \(family) has label name \"\(name.logSafe)\", which is not valid or begins with __")
+        }
+        return (name, value)
+    }
+
+    /// The value of a `Gauge` or `Counter` message (field 1).
+    private static func readSingle(_ bytes: UnsafeRawBufferPointer) throws(WireFailure) -> Double {
+        var reader = ProtobufWire.Reader(bytes)
+        var value = 0.0
+        while !reader.isAtEnd {
+            let (field, wireType) = try reader.tag()
+            if field == 1, wireType == ProtobufWire.fixed64 { value = try reader.double() } else { try reader.skip(wireType) }
+        }
+        return value
+    }
+
+    private static func readSummary(_ bytes: UnsafeRawBufferPointer, family: String) throws(WireFailure) -> Value {
+        var reader = ProtobufWire.Reader(bytes)
+        var count: UInt64 = 0, sum = 0.0
+        var quantiles: [(Double, Double)] = []
+        while !reader.isAtEnd {
+            let (field, wireType) = try reader.tag()
+            switch (field, wireType) {
+            case (1, ProtobufWire.varint): count = try reader.varint()
+            case (2, ProtobufWire.fixed64): sum = try reader.double()
+            case (3, ProtobufWire.delimited):
+                var pair = ProtobufWire.Reader(try reader.delimited())
+                var quantile = 0.0, value = 0.0
+                while !pair.isAtEnd {
+                    let (field, wireType) = try pair.tag()
+                    switch (field, wireType) {
+                    case (1, ProtobufWire.fixed64): quantile = try pair.double()
+                    case (2, ProtobufWire.fixed64): value = try pair.double()
+                    default: try pair.skip(wireType)
+                    }
+                }
+                guard (0...1).contains(quantile) else { throw WireFailure("summary \(family) has quantile \(quantile), not within 0…1") }
+                guard !(value < 0) else { throw WireFailure("summary \(family) has a negative quantile value") }
+                quantiles.append((quantile, value))
+            default: try reader.skip(wireType)
+            }
+        }
+        guard sum >= 0 else { throw WireFailure("summary \(family) has the sum \(sum)") }
+        return .summary(count: count, sum: sum, quantiles: quantiles)
+    }
+
+    private static func readHistogram(_ bytes: UnsafeRawBufferPointer, family: String) throws(WireFailure) -> MetricFamily.HistogramSeries {
+        var reader = ProtobufWire.Reader(bytes)
+        var count: UInt64 = 0, sum = 0.0
+        var buckets: [(bound: Double, cumulative: UInt64)] = []
+        var schema: Int64 = 0, zeroThreshold = 0.0, zeroCount: UInt64 = 0
+        var spans: [Bool: [(offset: Int64, length: UInt64)]] = [true: [], false: []]
+        var deltas: [Bool: [Int64]] = [true: [], false: []]
+        while !reader.isAtEnd {
+            let (field, wireType) = try reader.tag()
+            switch (field, wireType) {
+            case (1, ProtobufWire.varint): count = try reader.varint()
+            case (2, ProtobufWire.fixed64): sum = try reader.double()
+            case (3, ProtobufWire.delimited):
+                var bucket = ProtobufWire.Reader(try reader.delimited())
+                var bound = 0.0, cumulative: UInt64 = 0
+                while !bucket.isAtEnd {
+                    let (field, wireType) = try bucket.tag()
+                    switch (field, wireType) {
+                    case (1, ProtobufWire.varint): cumulative = try bucket.varint()
+                    case (2, ProtobufWire.fixed64): bound = try bucket.double()
+                    case (4, _): throw WireFailure("histogram \(family) counts a bucket in floats, which is not supported")
+                    default: try bucket.skip(wireType)
+                    }
+                }
+                buckets.append((bound, cumulative))
+            case (5, ProtobufWire.varint): schema = ProtobufWire.unzigzag(try reader.varint())
+            case (6, ProtobufWire.fixed64): zeroThreshold = try reader.double()
+            case (7, ProtobufWire.varint): zeroCount = try reader.varint()
+            case (9, ProtobufWire.delimited), (12, ProtobufWire.delimited):
+                var span = ProtobufWire.Reader(try reader.delimited())
+                var offset: Int64 = 0, length: UInt64 = 0
+                while !span.isAtEnd {
+                    let (field, wireType) = try span.tag()
+                    switch (field, wireType) {
+                    case (1, ProtobufWire.varint): offset = ProtobufWire.unzigzag(try span.varint())
+                    case (2, ProtobufWire.varint): length = try span.varint()
+                    default: try span.skip(wireType)
+                    }
+                }
+                spans[field == 12]!.append((offset, length))
+            case (10, _), (13, _): deltas[field == 13]! += try reader.varints(wireType).map(ProtobufWire.unzigzag)
+            case (4, _), (8, _), (11, _), (14, _):
+                throw WireFailure("histogram \(family) counts in floats (a float histogram), which is not supported")
+            default: try reader.skip(wireType)
+            }
+        }
+        guard sum >= 0 else { throw WireFailure("histogram \(family) has the sum \(sum)") }
+        // Classic buckets: bounds going up, counts not going down, none above the count.
+        var labels: [String] = [], counts: [UInt64] = []
+        var previous: (bound: Double, cumulative: UInt64) = (-.infinity, 0)
+        for bucket in buckets {
+            guard bucket.bound > previous.bound else { throw WireFailure("histogram \(family) has buckets whose bounds do not go up") }
+            guard bucket.cumulative >= previous.cumulative, bucket.cumulative <= count else {
+                throw WireFailure("histogram \(family) has bucket counts that go down or pass its count")
+            }
+            guard bucket.bound < .infinity else {
+                guard bucket.cumulative == count else { throw WireFailure("histogram \(family) has a +Inf bucket other than its count") }
+                continue
+            }
+            labels.append("\(bucket.bound)")
+            counts.append(bucket.cumulative - previous.cumulative)
+            previous = bucket
+        }
+        labels.append("+Inf")
+        counts.append(count - previous.cumulative)
+        var series = MetricFamily.HistogramSeries(labels: [], bucketLabels: labels, bucketCounts: counts, sum: sum)
+        let isNative = zeroThreshold > 0 || zeroCount > 0 || !spans[true]!.isEmpty || !spans[false]!.isEmpty
+        guard isNative else { return series }
+        guard let schema32 = Int32(exactly: schema) else { throw WireFailure("histogram \(family) has schema \(schema)") }
+        let native = NativeHistogram(schema: schema32, zeroThreshold: zeroThreshold, zeroCount: zeroCount,
+                                     positive: try nativeBuckets(spans[true]!, deltas[true]!, family: family),
+                                     negative: try nativeBuckets(spans[false]!, deltas[false]!, family: family))
+        if let problem = native.problem(count: count) { throw WireFailure("histogram \(family): \(problem)") }
+        series.native = native
+        return series
+    }
+
+    /// Spans and deltas as buckets with their absolute counts: the spans must cover the deltas
+    /// exactly, follow each other (no negative gap), and every count must stay whole and ≥ 0.
+    private static func nativeBuckets(_ spans: [(offset: Int64, length: UInt64)], _ deltas: [Int64], family: String) throws(WireFailure) -> [NativeHistogram.Bucket] {
+        var buckets: [NativeHistogram.Bucket] = []
+        buckets.reserveCapacity(deltas.count)
+        var index: Int64 = 0, count: Int64 = 0, next = 0
+        for (number, span) in spans.enumerated() {
+            guard number == 0 || span.offset >= 0 else { throw WireFailure("histogram \(family) has native spans that overlap (offset \(span.offset))") }
+            guard span.length <= UInt64(deltas.count - next) else { throw WireFailure("histogram \(family) has native spans longer than its deltas") }
+            index = number == 0 ? span.offset : index + span.offset + 1
+            for step in 0..<Int64(span.length) {
+                let (sum, overflow) = count.addingReportingOverflow(deltas[next])
+                guard !overflow, sum >= 0 else { throw WireFailure("histogram \(family) has a negative native bucket count") }
+                guard let bucket = Int32(exactly: index + step) else { throw WireFailure("histogram \(family) has a native bucket index out of range") }
+                count = sum
+                buckets.append(.init(index: bucket, count: UInt64(count)))
+                next += 1
+            }
+            if span.length > 0 { index += Int64(span.length) - 1 }
+        }
+        guard next == deltas.count else { throw WireFailure("histogram \(family) has \(deltas.count) native deltas for \(next) buckets") }
+        return buckets
+    }
+
+    /// `labels` with the added ones first; a name already there is kept as `exported_<name>`.
+    private static func relabel(_ labels: [(String, String)], adding added: [(String, String)]) -> [(String, String)] {
+        guard !added.isEmpty else { return labels }
+        var taken = Set(labels.map(\.0))
+        taken.formUnion(added.map(\.0))
+        let addedNames = Set(added.map(\.0))
+        return added + labels.map { label in
+            guard addedNames.contains(label.0) else { return label }
+            var name = "exported_" + label.0
+            while taken.contains(name) { name = "exported_" + name }
+            taken.insert(name)
+            return (name, label.1)
+        }
+    }
+
+    private static func text(_ bytes: UnsafeRawBufferPointer, _ what: String) throws(WireFailure) -> String {
+        guard UTF8Validation.firstInvalidOffset(bytes.bindMemory(to: UInt8.self)) == nil else { throw WireFailure("a \(what) is not UTF-8") }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+private extension Array where Element == String {
+    /// Name-value pairs sorted by name, so that one label set is one key whatever its order.
+    func sortedPairs() -> [String] {
+        stride(from: 0, to: count, by: 2).map { (self[$0], self[$0 + 1]) }.sorted { $0.0 < $1.0 }.flatMap { [$0.0, $0.1] }
+    }
+}
