@@ -192,7 +192,8 @@ public enum Exposition {
         }
     }
 
-    /// About the bytes `families` render to, so the output is allocated once.
+    /// About the bytes `families` render to in the text formats, so the output is allocated once (and
+    /// 16 a native bucket: the size a parsed protobuf answer is counted at).
     public static func estimatedSize(_ families: [MetricFamily]) -> Int {
         families.reduce(0) { $0 + estimatedSize($1) }
     }
@@ -206,6 +207,7 @@ public enum Exposition {
         for series in family.histograms {
             let line = name + series.labels.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + 40
             size += line * (series.bucketCounts.count + 2)
+            if let native = series.native { size += 16 * (native.positive.count + native.negative.count) }
         }
         return size + family.preformatted.count
     }

@@ -317,6 +317,31 @@ modes = {
     "clash-a": b'# HELP hostile_queue_depth q\n# TYPE hostile_queue_depth gauge\nhostile_queue_depth 3\n',
     "clash-b": b'# HELP hostile_queue_depth q\n# TYPE hostile_queue_depth counter\nhostile_queue_depth_total 7\n',
 }
+# Protobuf answers to a protobuf scrape (valid text otherwise), encoded here from metrics.proto.
+def varint(n):
+    out = b""
+    while n >= 0x80: out += bytes([n & 0x7F | 0x80]); n >>= 7
+    return out + bytes([n])
+def zigzag(n): return (n << 1) ^ (n >> 63)
+def field(number, wire, payload):
+    key = varint(number << 3 | wire)
+    return key + (varint(payload) if wire == 0 else varint(len(payload)) + payload)
+def histogram(schema=3, spans=((0, 1),), deltas=(1,), extra=b""):
+    h = field(1, 0, 10) + b"\x11" + bytes(8)  # sample_count 10, sample_sum 0
+    h += field(5, 0, zigzag(schema)) + b"\x31" + bytes.fromhex("000000000000b03e")  # schema, zero_threshold 2^-20
+    for offset, length in spans: h += field(12, 2, field(1, 0, zigzag(offset)) + field(2, 0, length))
+    h += field(13, 2, b"".join(varint(zigzag(d)) for d in deltas)) + extra
+    family = field(1, 2, b"h_seconds") + field(2, 2, b"h") + field(3, 0, 4) + field(4, 2, field(7, 2, h))
+    return varint(len(family)) + family
+protobuf_modes = {
+    "pb-negative": histogram(spans=((0, 2),), deltas=(3, -4)),
+    "pb-overlap": histogram(spans=((0, 2), (-3, 1)), deltas=(1, 0, 0)),
+    "pb-schema": histogram(schema=9),
+    "pb-float": histogram(extra=b"\x21" + bytes(8)),  # sample_count_float
+    "pb-cut": histogram()[:-3],
+    "pb-valid": histogram(spans=((-34, 1),), deltas=(10,)),
+}
+for name in protobuf_modes: modes[name] = b'# HELP hostile_proto x\n# TYPE hostile_proto gauge\nhostile_proto 1\n'
 def answer(client, body):
     with client:
         buffer = b""
@@ -329,6 +354,9 @@ def answer(client, body):
             path = head.split(b" ")[1]
             content = HEALTH if path.startswith(b"/health") else body
             kind = b"application/health+json" if path.startswith(b"/health") else b"text/plain; version=0.0.4"
+            name = os.path.basename(client.getsockname())[:-5]
+            if path.startswith(b"/metrics") and b"vnd.google.protobuf" in head and name in protobuf_modes:
+                content, kind = protobuf_modes[name], b"application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"
             client.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s" % (kind, len(content), content))
 def serve(name, body):
     server = socket.socket(socket.AF_UNIX)
@@ -357,6 +385,18 @@ for pair in "bad-utf8:not valid UTF-8" "label-twice:label a appears twice" "rese
        grep "Application $app is down" "$WORK/daemon.log" | grep -qF "$words"; then ok "$app: down, with the rule and the line ($words)"
     else not_ok "$app: down with the rule" "$(grep "app=\"$app\"" "$WORK/merged.txt" | head -2) $(grep "Application $app is down" "$WORK/daemon.log" | head -1)"; fi
 done
+# A protobuf scrape asks them for protobuf: a native histogram Prometheus would refuse makes its application down, with the reason.
+curl -s -H "Accept: $PROTOBUF" "$URL/metrics" -o "$WORK/merged.pb"
+for pair in "pb-negative:negative native bucket count" "pb-overlap:native spans that overlap" "pb-schema:schema 9 is not one of -4…8" \
+            "pb-float:counts in floats" "pb-cut:runs past its message"; do
+    app=${pair%%:*}; words=${pair#*:}
+    if grep -F "Application $app is down: /metrics is not a valid protobuf exposition: protobuf message 1" "$WORK/daemon.log" | grep -qF "$words"; then
+        ok "$app: down in a protobuf scrape, with the reason ($words)"
+    else not_ok "$app: down with the reason" "$(grep "Application $app is down" "$WORK/daemon.log" | head -1)"; fi
+done
+if grep -qa 'pb-valid' "$WORK/merged.pb" && ! grep -q "Application pb-valid is down" "$WORK/daemon.log" && grep -q '^hostile_proto{app="pb-valid"} 1$' "$WORK/merged.txt"; then
+    ok "a valid native histogram is kept in the protobuf answer; the same application answers text to a text scrape"
+else not_ok "a valid protobuf application is up" "$(grep "pb-valid" "$WORK/daemon.log" | head -2)"; fi
 if grep -q '^hostile_x{app="app-twice",exported_exported_app="in",exported_app="e"} 1$' "$WORK/merged.txt"; then
     ok "app and exported_app together: the line's app becomes exported_exported_app, nothing lost"
 else not_ok "exported_ repeated until unique" "$(grep hostile_x "$WORK/merged.txt")"; fi

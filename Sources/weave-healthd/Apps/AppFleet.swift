@@ -257,8 +257,8 @@ final class AppFleet: Sendable {
     }
 
     /// Fetches every application's `/metrics` now, relabelled with `app`, each read in the format
-    /// its `Content-Type` names. What is kept of them, relabelled, adds up to `maxScrapeBytes`
-    /// at most: an answer that does not fit in what is left is down for this scrape, with the reason
+    /// its `Content-Type` names. What is kept of them, relabelled (a protobuf answer counted at the
+    /// size of its text rendering), adds up to `maxScrapeBytes` at most: an answer that does not fit in what is left is down for this scrape, with the reason
     /// (and one longer than what is left is not read to its end).
     private func scrapeNow(native: Bool) async -> [Scrape] {
         let room = Locked(configuration.maxScrapeBytes)
@@ -272,7 +272,8 @@ final class AppFleet: Sendable {
                 } catch {
                     throw FetchFailure("/metrics is not a valid protobuf exposition: \(error)")
                 }
-                size = response.body.count
+                // What it holds parsed, not its compact bytes: its text rendering's size.
+                size = Exposition.estimatedSize(families)
             } else {
                 do {
                     families = try ExpositionParser.parse(response.body, adding: [("app", target.name)])
