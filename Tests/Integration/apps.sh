@@ -154,7 +154,7 @@ if [[ "$type" == application/vnd.google.protobuf* ]] && [ -s "$WORK/metrics.pb" 
 else not_ok "the daemon's protobuf answer" "$type"; fi
 type=$(curl -s -o /dev/null -w '%{content_type}' -H "Accept: $PROTOBUF" "http://127.0.0.1:${APP_PORT[orders]}/metrics")
 if [[ "$type" == application/vnd.google.protobuf* ]]; then ok "so does the application's own /metrics (Hummingbird route)"; else not_ok "the app's protobuf answer" "$type"; fi
-start_prometheus "$PORT" --enable-feature=native-histograms
+PROM_RULES="$ROOT/monitoring/rules/weave-recording.yml" start_prometheus "$PORT" --enable-feature=native-histograms
 # Factory runs of 50 ms in billing while Prometheus scrapes, so that the rate over a minute has them.
 series='weave_resolve_duration_seconds{app="billing",dependency="ReportBuilder",path="factory"}'
 native="" p50="" answer=""
@@ -172,6 +172,19 @@ else not_ok "a native histogram in Prometheus" "$native $(tail -3 "$WORK/prometh
 if awk -v v="$p50" 'BEGIN { exit !(v != "" && v > 0.0475 && v < 0.0525) }'; then
     ok "histogram_quantile(0.5, rate(…[1m])) over the native series is within 5 % of the 50 ms factory ($p50 s)"
 else not_ok "the native p50 of a 50 ms factory" "p50=$p50 $answer"; fi
+# The recording rule reads the native histogram: its p99 is in the bucket of 50 ms, (48.2 ms, 52.6 ms].
+p99=""
+for _ in $(seq 20); do
+    curl -s "http://127.0.0.1:${APP_PORT[billing]}/report" > /dev/null
+    answer=$(curl -s "http://127.0.0.1:$PROM_PORT/api/v1/query" --data-urlencode \
+        'query=dependency:weave_resolve_duration_seconds:p99_rate5m{app="billing",dependency="ReportBuilder",path="factory"}')
+    p99=$(grep -o '"value":\[[^]]*\]' <<<"$answer" | grep -o '"[0-9.e+-]*"\]' | tr -d '"]')
+    [ -n "$p99" ] && break
+    sleep 0.5
+done
+if awk -v v="$p99" 'BEGIN { exit !(v != "" && v > 0.0482 && v <= 0.0526) }'; then
+    ok "the p99 recording rule reads the native series: $p99 s, in the 50 ms factory's bucket"
+else not_ok "the p99 recording rule over native series" "p99=$p99 $answer"; fi
 kill -TERM "$PROMETHEUS"; wait "$PROMETHEUS" 2>/dev/null
 
 # --- health across apps -------------------------------------------------------------------------

@@ -46,7 +46,8 @@ start_journald() {
 # Starts a real Prometheus scraping 127.0.0.1:$1 every second; sets PROM_PORT and PROMETHEUS (its PID,
 # stopped at exit with the rest).
 # start_prometheus PORT [FLAG…]: a Prometheus scraping 127.0.0.1:PORT every second, with its own
-# storage in $WORK; the FLAGs (`--enable-feature=native-histograms`) go to it.
+# storage in $WORK, evaluating the rule files PROM_RULES names (if any) every second; the FLAGs
+# (`--enable-feature=native-histograms`) go to it.
 start_prometheus() {
     PROM_PORT=$(free_port)
     rm -rf "$WORK/tsdb"
@@ -54,6 +55,8 @@ start_prometheus() {
 global:
   scrape_interval: 1s
   scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files: [${PROM_RULES:-}]
 scrape_configs:
   - job_name: weave
     static_configs:
