@@ -131,6 +131,6 @@ extension ContainerMetrics {
     /// The quantiles `weave_resolve_latency_seconds` shows, by label.
     static let quantiles: [(String, Double)] = [("0.5", 0.5), ("0.99", 0.99)]
 
-    /// The `le` label of every exported bucket, `+Inf` last, spelled once (`1e-06`, `0.0012`, `10.0`).
+    /// The `le` label of every exported bucket, `+Inf` last, spelled once (`7.62939453125e-06`, `0.0078125`, `8.0`).
     static let boundLabels: [String] = LatencyHistogram.exportedBounds.map { "\($0)" } + ["+Inf"]
 }

@@ -15,7 +15,7 @@ public struct DependencySummary: Sendable, Equatable {
         public let resolutions: UInt64
         public let slow: UInt64
         public let errors: UInt64
-        /// Latency quantiles of the timed resolves, in seconds (within 7.5 %); nil before any.
+        /// Latency quantiles of the timed resolves, in seconds (within 4.5 %); nil before any.
         public let p50: Double?
         public let p99: Double?
 

@@ -1,7 +1,8 @@
 /// Which dependencies keep the 12 buckets of their factory path in `weave_resolve_duration_seconds`:
 /// the cardinality control of a container's metrics. A dependency without them keeps its `+Inf`
 /// bucket, `_sum` and `_count`, so rates, means and counts still work, and every dependency keeps its
-/// summary (`weave_resolve_latency_seconds`, p50 and p99 within 7.5 %). The cached-hit path never
+/// summary (`weave_resolve_latency_seconds`, p50 and p99 within 4.5 %) and, in the protobuf
+/// exposition, its native histogram. The cached-hit path never
 /// exports more than `+Inf`: its resolves are below the first exported bound.
 public enum ResolveBuckets: Sendable, Equatable {
     /// The default: the 10 slowest dependencies, so an application of 100 services is about 1,400

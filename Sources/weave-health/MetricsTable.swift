@@ -26,7 +26,7 @@ struct MetricsTable {
     init(exposition: [UInt8], includeOwn: Bool = false) throws(ExpositionParser.Failure) {
         var byService: [String: Row] = [:]
         var buckets: [String: [Double: Double]] = [:] // service → le → cumulative count (paths summed)
-        // service → the quantiles its process computed from its finer buckets (within 7.5 %), preferred
+        // service → the quantiles its process computed from its finer buckets (within 4.5 %), preferred
         var quantiles: [String: (p50: Double?, p99: Double?)] = [:]
         func row(_ service: String) -> Row { byService[service] ?? Row(service: service) }
         var own: Set<String> = [] // services without an `app` label: the daemon's own, when others have one
