@@ -201,15 +201,20 @@ public enum Exposition {
     private static func estimatedSize(_ family: MetricFamily) -> Int {
         let name = family.name.utf8.count
         var size = 2 * name + family.help.utf8.count + 40
-        for sample in family.samples {
-            size += name + sample.suffix.utf8.count + sample.labels.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + 24
-        }
-        for series in family.histograms {
-            let line = name + series.labels.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + 40
-            size += line * (series.bucketCounts.count + 2)
-            if let native = series.native { size += 16 * (native.positive.count + native.negative.count) }
-        }
+        for sample in family.samples { size += estimatedSize(sample, name: name) }
+        for series in family.histograms { size += estimatedSize(series, name: name) }
         return size + family.preformatted.count
+    }
+
+    /// About the bytes of one sample line of a family whose name has `name` bytes.
+    static func estimatedSize(_ sample: MetricFamily.Sample, name: Int) -> Int {
+        name + sample.suffix.utf8.count + sample.labels.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + 24
+    }
+
+    /// About the bytes of one histogram series' lines, and 16 a native bucket.
+    static func estimatedSize(_ series: MetricFamily.HistogramSeries, name: Int) -> Int {
+        let line = name + series.labels.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + 40
+        return line * (series.bucketCounts.count + 2) + 16 * ((series.native?.positive.count ?? 0) + (series.native?.negative.count ?? 0))
     }
 
     /// A label value with backslash, double quote and line feed escaped, appended without copies

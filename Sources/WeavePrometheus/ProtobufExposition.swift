@@ -62,25 +62,33 @@ public enum ProtobufExposition {
             }
         case .summary, .histogram:
             let special = kind == .summary ? "quantile" : "le"
-            var order: [[String]] = []
-            var series: [[String]: (labels: [(String, String)], points: [(Double, Double)], sum: Double, count: Double)] = [:]
+            // A series' samples are usually together: the last one is checked before the index.
+            var series: [(labels: [(String, String)], points: [(Double, Double)], sum: Double, count: Double)] = []
+            var index: [[String]: Int] = [:]
             for sample in samples {
                 let labels = sample.labels.filter { $0.0 != special }
-                let key = labels.flatMap { [$0.0, $0.1] }
-                if series[key] == nil {
-                    order.append(key)
-                    series[key] = (labels, [], 0, 0)
+                let position: Int
+                if let last = series.last, last.labels.elementsEqual(labels, by: { $0 == $1 }) {
+                    position = series.count - 1
+                } else {
+                    let key = labels.flatMap { [$0.0, $0.1] }
+                    if let known = index[key] {
+                        position = known
+                    } else {
+                        position = series.count
+                        index[key] = position
+                        series.append((labels, [], 0, 0))
+                    }
                 }
                 switch sample.suffix {
-                case "_sum": series[key]!.sum = sample.value
-                case "_count": series[key]!.count = sample.value
+                case "_sum": series[position].sum = sample.value
+                case "_count": series[position].count = sample.value
                 default:
                     guard let point = sample.labels.first(where: { $0.0 == special }).flatMap({ number($0.1) }) else { continue }
-                    series[key]!.points.append((point, sample.value))
+                    series[position].points.append((point, sample.value))
                 }
             }
-            for key in order {
-                let one = series[key]!
+            for one in series {
                 out.message(4) { metric in
                     writeLabels(&metric, one.labels)
                     if kind == .summary {

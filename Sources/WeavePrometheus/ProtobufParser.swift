@@ -19,33 +19,63 @@ public enum ProtobufParser {
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public let message: Int
         public let reason: String
+        /// Whether `reserve` refused room for what was read, rather than the bytes being invalid.
+        public var outOfRoom = false
 
         public var description: String { "protobuf message \(message): \(reason)" }
     }
 
-    /// The families of `bytes`, each series with `labels` first.
-    public static func parse(_ bytes: [UInt8], adding labels: [(String, String)] = []) throws(Failure) -> [MetricFamily] {
+    /// What is read is reserved in steps of this many bytes (of its text rendering's size).
+    static let reserveStep = 64 << 10
+
+    /// The families of `bytes`, each series with `labels` first. As it reads, it asks `reserve` for
+    /// room for what it keeps (`Exposition.estimatedSize`, in steps of 64 KiB and at the end), and
+    /// stops when refused: a compact answer cannot grow into more memory than the caller allows.
+    public static func parse(_ bytes: [UInt8], adding labels: [(String, String)] = [],
+                             reserve: (Int) -> Bool = { _ in true }) throws(Failure) -> [MetricFamily] {
         var families: [MetricFamily] = []
         var names: Set<String> = []
+        var room = Room()
         try bytes.withUnsafeBufferPointer { buffer throws(Failure) in
             var stream = ProtobufWire.Reader(UnsafeRawBufferPointer(buffer))
             while !stream.isAtEnd {
                 let number = families.count + 1
                 do throws(WireFailure) {
-                    let family = try readFamily(try stream.delimited(), adding: labels)
+                    let family = try readFamily(try stream.delimited(), adding: labels, room: &room, reserve: reserve)
                     guard names.insert(family.name).inserted else { throw WireFailure("family \(family.name) is given twice") }
                     families.append(family)
                 } catch {
-                    throw Failure(message: number, reason: error.message)
+                    throw Failure(message: number, reason: error.message, outOfRoom: error.outOfRoom)
                 }
+            }
+            guard room.settle(reserve) else {
+                throw Failure(message: families.count, reason: "its families need more room than is left", outOfRoom: true)
             }
         }
         return families
     }
 
+    /// The room taken so far, reserved in steps.
+    private struct Room {
+        var pending = 0
+
+        /// Counts `bytes`; false when a step of them was refused.
+        mutating func take(_ bytes: Int, _ reserve: (Int) -> Bool) -> Bool {
+            pending += bytes
+            return pending < ProtobufParser.reserveStep || settle(reserve)
+        }
+
+        /// Reserves what is pending.
+        mutating func settle(_ reserve: (Int) -> Bool) -> Bool {
+            defer { pending = 0 }
+            return pending == 0 || reserve(pending)
+        }
+    }
+
     private typealias WireFailure = ProtobufWire.WireFailure
 
-    private static func readFamily(_ bytes: UnsafeRawBufferPointer, adding added: [(String, String)]) throws(WireFailure) -> MetricFamily {
+    private static func readFamily(_ bytes: UnsafeRawBufferPointer, adding added: [(String, String)],
+                                   room: inout Room, reserve: (Int) -> Bool) throws(WireFailure) -> MetricFamily {
         var reader = ProtobufWire.Reader(bytes)
         var name = "", help = "", unit: String?
         var type: UInt64 = 3 // UNTYPED, the proto's default
@@ -76,13 +106,16 @@ public enum ProtobufParser {
         // A counter family is named as its series are; ours keeps the name without `_total`.
         let base = kind == .counter && name.hasSuffix("_total") ? String(name.dropLast(6)) : name
         var family = MetricFamily(name: base, kind: kind, help: help, unit: unit)
-        var seen: Set<[String]> = []
+        let nameSize = base.utf8.count
+        guard room.take(2 * nameSize + help.utf8.count + 40, reserve) else { throw WireFailure.outOfRoom }
+        var seen: Set<String> = []
         for bytes in metrics {
             var metric = try readMetric(bytes, kind: kind, family: name)
             metric.labels = relabel(metric.labels, adding: added)
-            guard seen.insert(metric.labels.flatMap { [$0.0, $0.1] }.sortedPairs()).inserted else {
+            guard seen.insert(seriesKey(metric.labels)).inserted else {
                 throw WireFailure("family \(name) has a series twice")
             }
+            let samples = family.samples.count
             switch metric.value {
             case .sample(let value):
                 family.samples.append(.init(suffix: kind == .counter ? "_total" : "", labels: metric.labels, value: value))
@@ -94,8 +127,11 @@ public enum ProtobufParser {
                 family.samples.append(.init(suffix: "_count", labels: metric.labels, value: Double(count)))
             case .histogram(var series):
                 series.labels = metric.labels
+                guard room.take(Exposition.estimatedSize(series, name: nameSize), reserve) else { throw WireFailure.outOfRoom }
                 family.histograms.append(series)
             }
+            let size = family.samples[samples...].reduce(0) { $0 + Exposition.estimatedSize($1, name: nameSize) }
+            guard room.take(size, reserve) else { throw WireFailure.outOfRoom }
         }
         return family
     }
@@ -124,10 +160,9 @@ public enum ProtobufParser {
             }
         }
         guard let value else { throw WireFailure("a metric of \(family) has no value of its type") }
-        var names: Set<String> = []
         let special = kind == .histogram ? "le" : kind == .summary ? "quantile" : nil
-        for (name, _) in labels {
-            guard names.insert(name).inserted else { throw WireFailure("a metric of \(family) has label \(name) twice") }
+        for (index, (name, _)) in labels.enumerated() {
+            guard !labels[..<index].contains(where: { $0.0 == name }) else { throw WireFailure("a metric of \(family) has label \(name) twice") }
             guard name != special else { throw WireFailure("a metric of \(family) has label \(name), which its type reserves") }
         }
         return (labels, value)
@@ -196,8 +231,8 @@ public enum ProtobufParser {
         var count: UInt64 = 0, sum = 0.0
         var buckets: [(bound: Double, cumulative: UInt64)] = []
         var schema: Int64 = 0, zeroThreshold = 0.0, zeroCount: UInt64 = 0
-        var spans: [Bool: [(offset: Int64, length: UInt64)]] = [true: [], false: []]
-        var deltas: [Bool: [Int64]] = [true: [], false: []]
+        var positiveSpans: [(offset: Int64, length: UInt64)] = [], negativeSpans: [(offset: Int64, length: UInt64)] = []
+        var positiveDeltas: [Int64] = [], negativeDeltas: [Int64] = []
         while !reader.isAtEnd {
             let (field, wireType) = try reader.tag()
             switch (field, wireType) {
@@ -230,8 +265,10 @@ public enum ProtobufParser {
                     default: try span.skip(wireType)
                     }
                 }
-                spans[field == 12]!.append((offset, length))
-            case (10, _), (13, _): deltas[field == 13]! += try reader.varints(wireType).map(ProtobufWire.unzigzag)
+                if field == 12 { positiveSpans.append((offset, length)) } else { negativeSpans.append((offset, length)) }
+            case (10, _), (13, _):
+                let deltas = try reader.varints(wireType).map(ProtobufWire.unzigzag)
+                if field == 13 { positiveDeltas += deltas } else { negativeDeltas += deltas }
             case (4, _), (8, _), (11, _), (14, _):
                 throw WireFailure("histogram \(family) counts in floats (a float histogram), which is not supported")
             default: try reader.skip(wireType)
@@ -257,12 +294,12 @@ public enum ProtobufParser {
         labels.append("+Inf")
         counts.append(count - previous.cumulative)
         var series = MetricFamily.HistogramSeries(labels: [], bucketLabels: labels, bucketCounts: counts, sum: sum)
-        let isNative = zeroThreshold > 0 || zeroCount > 0 || !spans[true]!.isEmpty || !spans[false]!.isEmpty
+        let isNative = zeroThreshold > 0 || zeroCount > 0 || !positiveSpans.isEmpty || !negativeSpans.isEmpty
         guard isNative else { return series }
         guard let schema32 = Int32(exactly: schema) else { throw WireFailure("histogram \(family) has schema \(schema)") }
         let native = NativeHistogram(schema: schema32, zeroThreshold: zeroThreshold, zeroCount: zeroCount,
-                                     positive: try nativeBuckets(spans[true]!, deltas[true]!, family: family),
-                                     negative: try nativeBuckets(spans[false]!, deltas[false]!, family: family))
+                                     positive: try nativeBuckets(positiveSpans, positiveDeltas, family: family),
+                                     negative: try nativeBuckets(negativeSpans, negativeDeltas, family: family))
         if let problem = native.problem(count: count) { throw WireFailure("histogram \(family): \(problem)") }
         series.native = native
         return series
@@ -294,7 +331,7 @@ public enum ProtobufParser {
 
     /// `labels` with the added ones first; a name already there is kept as `exported_<name>`.
     private static func relabel(_ labels: [(String, String)], adding added: [(String, String)]) -> [(String, String)] {
-        guard !added.isEmpty else { return labels }
+        guard labels.contains(where: { label in added.contains { $0.0 == label.0 } }) else { return added + labels }
         var taken = Set(labels.map(\.0))
         taken.formUnion(added.map(\.0))
         let addedNames = Set(added.map(\.0))
@@ -307,15 +344,20 @@ public enum ProtobufParser {
         }
     }
 
+    /// One string per label set, whatever the labels' order: each name and value with its length.
+    private static func seriesKey(_ labels: [(String, String)]) -> String {
+        var key = ""
+        let sorted = labels.count < 2 || zip(labels, labels.dropFirst()).allSatisfy({ $0.0 < $1.0 }) ? labels : labels.sorted { $0.0 < $1.0 }
+        for (name, value) in sorted {
+            key += name
+            key += "=\(value.utf8.count):"
+            key += value
+        }
+        return key
+    }
+
     private static func text(_ bytes: UnsafeRawBufferPointer, _ what: String) throws(WireFailure) -> String {
         guard UTF8Validation.firstInvalidOffset(bytes.bindMemory(to: UInt8.self)) == nil else { throw WireFailure("a \(what) is not UTF-8") }
         return String(decoding: bytes, as: UTF8.self)
-    }
-}
-
-private extension Array where Element == String {
-    /// Name-value pairs sorted by name, so that one label set is one key whatever its order.
-    func sortedPairs() -> [String] {
-        stride(from: 0, to: count, by: 2).map { (self[$0], self[$0 + 1]) }.sorted { $0.0 < $1.0 }.flatMap { [$0.0, $0.1] }
     }
 }

@@ -41,14 +41,21 @@ enum ProtobufWire {
         }
 
         /// A length-delimited field (`field`), or a delimited message of a stream (nil): `body`
-        /// writes its content.
+        /// writes its content. One byte is kept for the length, and more made room for when the
+        /// content is 128 bytes or longer.
         mutating func message(_ field: Int?, _ body: (inout Writer) -> Void) {
             if let field { tag(field, ProtobufWire.delimited) }
             let start = bytes.count
+            bytes.append(0)
             body(&self)
-            var length = Writer()
-            length.varint(UInt64(bytes.count - start))
-            bytes.insert(contentsOf: length.bytes, at: start)
+            var length = bytes.count - start - 1
+            var extra = 0
+            while length >> (7 * (extra + 1)) > 0 { extra += 1 }
+            if extra > 0 { bytes.insert(contentsOf: repeatElement(0, count: extra), at: start + 1) }
+            for index in start...(start + extra) {
+                bytes[index] = UInt8(truncatingIfNeeded: length) | (index < start + extra ? 0x80 : 0)
+                length >>= 7
+            }
         }
     }
 
@@ -129,10 +136,18 @@ enum ProtobufWire {
         }
     }
 
-    /// Why bytes are not a valid message.
+    /// Why bytes are not a valid message, or (`outOfRoom`) why reading them stopped.
     struct WireFailure: Error {
         let message: String
+        var outOfRoom = false
         init(_ message: String) { self.message = message }
+
+        /// The room the reader was allowed is taken.
+        static var outOfRoom: WireFailure {
+            var failure = WireFailure("its families need more room than is left")
+            failure.outOfRoom = true
+            return failure
+        }
     }
 
     static func zigzag(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }

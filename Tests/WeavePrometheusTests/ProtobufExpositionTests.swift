@@ -71,6 +71,26 @@ struct ProtobufExpositionTests {
         #expect(series[0].native == Self.latency.histograms[0].native && series[1].native == other.histograms[0].native)
     }
 
+    /// A compact answer parses into more memory than its bytes: the parser takes room for its text
+    /// size as it reads, and stops when refused.
+    @Test func readingStopsWhenItsRoomIsRefused() throws {
+        let bytes = ProtobufExposition.render([.gauge("g", "h", (0..<10_000).map { ([("i", "\($0)")], 1) })])
+        var reserved = 0
+        let parsed = try ProtobufParser.parse(bytes) { reserved += $0; return true }
+        #expect(reserved == Exposition.estimatedSize(parsed) && reserved > bytes.count)
+        var granted = 0
+        do {
+            _ = try ProtobufParser.parse(bytes) { size in
+                guard granted + size <= 100_000 else { return false }
+                granted += size
+                return true
+            }
+            Issue.record("read past its room")
+        } catch {
+            #expect(error.outOfRoom && granted <= 100_000 && granted > 0)
+        }
+    }
+
     @Test func anApplicationsOwnAppLabelIsKeptAsExported() throws {
         let family = MetricFamily.gauge("g", "h", [([("app", "mine")], 1)])
         let parsed = try ProtobufParser.parse(ProtobufExposition.render([family]), adding: [("app", "orders")])

@@ -258,37 +258,44 @@ final class AppFleet: Sendable {
 
     /// Fetches every application's `/metrics` now, relabelled with `app`, each read in the format
     /// its `Content-Type` names. What is kept of them, relabelled (a protobuf answer counted at the
-    /// size of its text rendering), adds up to `maxScrapeBytes` at most: an answer that does not fit in what is left is down for this scrape, with the reason
+    /// size of its text rendering, as it is read), adds up to `maxScrapeBytes` at most: an answer that does not fit in what is left is down for this scrape, with the reason
     /// (and one longer than what is left is not read to its end).
     private func scrapeNow(native: Bool) async -> [Scrape] {
         let room = Locked(configuration.maxScrapeBytes)
         return await ask("/metrics", accept: Self.accept(native: native), room: room) { [self] target, response throws(FetchFailure) in
             guard response.status == 200 else { throw FetchFailure("/metrics answered HTTP \(response.status)") }
-            let families: [MetricFamily]
-            let size: Int
-            if response.contentType?.hasPrefix("application/vnd.google.protobuf") == true {
-                do {
-                    families = try ProtobufParser.parse(response.body, adding: [("app", target.name)])
-                } catch {
-                    throw FetchFailure("/metrics is not a valid protobuf exposition: \(error)")
+            let take = { @Sendable (size: Int) -> Bool in
+                room.withLock { left -> Bool in
+                    guard left >= size else { return false }
+                    left -= size
+                    return true
                 }
-                // What it holds parsed, not its compact bytes: its text rendering's size.
-                size = Exposition.estimatedSize(families)
-            } else {
+            }
+            guard response.contentType?.hasPrefix("application/vnd.google.protobuf") == true else {
+                let families: [MetricFamily]
                 do {
                     families = try ExpositionParser.parse(response.body, adding: [("app", target.name)])
                 } catch {
                     throw FetchFailure("/metrics is not a valid exposition: \(error)")
                 }
-                size = families.reduce(0) { $0 + $1.preformatted.count }
+                let size = families.reduce(0) { $0 + $1.preformatted.count }
+                guard take(size) else { throw overScrapeLimit("\(size) bytes relabelled") }
+                return families
             }
-            let fits = room.withLock { left -> Bool in
-                guard left >= size else { return false }
-                left -= size
-                return true
+            // Parsed, it holds far more than its compact bytes: the room is taken as it is read, at
+            // the size of its text rendering, and given back if it is refused.
+            var taken = 0
+            do throws(ProtobufParser.Failure) {
+                return try ProtobufParser.parse(response.body, adding: [("app", target.name)]) { size in
+                    guard take(size) else { return false }
+                    taken += size
+                    return true
+                }
+            } catch {
+                room.withLock { $0 += taken }
+                if error.outOfRoom { throw overScrapeLimit("more than \(taken) bytes parsed") }
+                throw FetchFailure("/metrics is not a valid protobuf exposition: \(error)")
             }
-            guard fits else { throw overScrapeLimit("\(size) bytes relabelled") }
-            return families
         }.map { Scrape(target: $0.target, families: try? $0.outcome.get(), duration: $0.duration) }
     }
 
