@@ -15,12 +15,13 @@ let package = Package(
         .package(name: "WeaveDependencies", path: "../Integrations/WeaveDependencies"),
         // No default traits: they would add swift-configuration and all of Foundation.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-protobuf.git", exact: "1.39.0"),
     ],
     targets: [
         .executableTarget(
             name: "WeaveBenchmarks",
             dependencies: [
-                "MetricsFixture", "FixtureHealthSource",
+                "MetricsFixture", "FixtureHealthSource", "ProtobufPeer",
                 .product(name: "WeaveDI", package: "WeaveDI"),
                 .product(name: "WeavePrometheus", package: "WeaveDI"),
                 .product(name: "WeaveObservability", package: "WeaveDI"),
@@ -31,6 +32,16 @@ let package = Package(
                 .product(name: "Dependencies", package: "swift-dependencies"),
                 .product(name: "WeaveDependencies", package: "WeaveDependencies"),
             ]
+        ),
+        // The protobuf exposition made with swift-protobuf (metrics.pb.swift, generated from
+        // metrics.proto and committed), the peer of WeavePrometheus's hand-written encoder.
+        .target(
+            name: "ProtobufPeer",
+            dependencies: [
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "WeavePrometheus", package: "WeaveDI"),
+            ],
+            exclude: ["metrics.proto"]
         ),
         // The scrape target every HTTP benchmark serves: 1,000 resolved services, as many checks.
         .target(

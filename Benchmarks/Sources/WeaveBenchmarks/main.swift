@@ -139,7 +139,7 @@ if CommandLine.arguments.count >= 2, CommandLine.arguments[1] == "render-apps" {
     exit(0)
 }
 
-/// Sections to run: the arguments (`resolve`, `paths`, `oversubscribed`, `instrumentation`, `render`,
+/// Sections to run: the arguments (`resolve`, `paths`, `oversubscribed`, `instrumentation`, `render`, `protobuf`,
 /// `scrape`, `bridge`), or all of them.
 let sections = Set(CommandLine.arguments.dropFirst())
 func runs(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
@@ -260,6 +260,16 @@ if runs("render") {
         print("| \(keys) | \(result.series) | \(String(format: "%.3f", result.millis)) | \(result.bytes) |")
         fflush(nil)
     }
+}
+
+if runs("protobuf") {
+    print("\n### The protobuf exposition of 1,000 services (each with a health check), default buckets\n")
+    print("| operation | median ms of 31 | bytes |")
+    print("|---|---:|---:|")
+    for row in try ProtobufBenchmark.run(keys: 1_000) {
+        print("| \(row.name) | \(String(format: "%.3f", row.millis)) | \(row.bytes) |")
+    }
+    fflush(nil)
 }
 
 if runs("scrape") {
