@@ -119,6 +119,21 @@ private final class Shared: Sendable {}
         }
     }
 
+    /// Hits counted on threads whose shards saw nothing else of the key (no factory run, no timed
+    /// hit: those shards read one word of it) add up with the shard that ran the factory.
+    @Test func hitsOnlyCountedInOtherShardsAddUp() async {
+        let container = Container()
+        container.register(Shared.self, scope: .singleton) { Shared() }
+        _ = container.resolve(Shared.self)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask { for _ in 0..<10 { _ = container.resolve(Shared.self) } }
+            }
+        }
+        let shared = container.statistics()["Shared"]
+        #expect(shared?.resolutions == 41 && shared?.instancesCreated == 1 && shared?.factoryLatency.count == 1)
+    }
+
     @Test func exactCountsUnderAnEightTaskStress() async {
         let container = Container()
         container.register(Made.self) { Made() }
