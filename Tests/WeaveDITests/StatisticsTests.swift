@@ -99,6 +99,13 @@ private final class Shared: Sendable {}
             #expect(Double(bound) / 1e9 <= LatencyHistogram.bounds[index] && Double(bound + 1) / 1e9 > LatencyHistogram.bounds[index])
         }
         #expect(LatencyBuckets.index(ofNanos: 0) == 0 && LatencyBuckets.index(ofNanos: .max) == LatencyBuckets.count - 1)
+        // The lookup agrees with a search over the bounds, across the range and past it.
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<100_000 {
+            let nanos = UInt64.random(in: 0...(1 << UInt64.random(in: 0...40, using: &generator)), using: &generator)
+            let searched = bounds.firstIndex { $0 >= nanos } ?? bounds.count
+            #expect(LatencyBuckets.index(ofNanos: nanos) == searched, "\(nanos) ns")
+        }
         #expect(LatencyBuckets.index(ofNanos: 50_000_000) == 160 - 34, "50 ms is in native bucket -34: (2^(-35/8), 2^(-34/8)] s")
     }
 

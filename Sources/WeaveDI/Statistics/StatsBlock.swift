@@ -47,15 +47,24 @@ public enum LatencyBuckets {
         return Double(sign: .plus, exponent: whole, significand: scale) * octave[part]
     }
 
+    /// The bucket of `nanos`: the first bound at or above it (`count - 1`, the last bucket, when
+    /// none is). A lookup, not a search: `nanos`'s power of two and the 4 bits below its highest
+    /// give a sixteenth of an octave (1.0625 wide at most, narrower than a bucket), whose lowest
+    /// value's bucket `cellBuckets` holds; `nanos` is in it or the next.
     static func index(ofNanos nanos: UInt64) -> Int {
-        if nanos <= 953 { return 0 } // most resolves: no search through the bounds
-        // The first bound at or above `nanos` (count - 1, the last bucket, when none is).
-        var low = 1, high = boundsNanos.count
-        while low < high {
-            let middle = (low + high) / 2
-            if boundsNanos[middle] < nanos { low = middle + 1 } else { high = middle }
-        }
-        return low
+        if nanos <= 953 { return 0 } // most resolves
+        let octave = 63 - nanos.leadingZeroBitCount // 9 or more
+        let bucket = Int(cellBuckets[octave &<< 4 | Int(truncatingIfNeeded: nanos &>> UInt64(octave &- 4)) & 15])
+        return bucket < boundsNanos.count && nanos > boundsNanos[bucket] ? bucket + 1 : bucket
+    }
+
+    /// For each sixteenth of an octave of nanoseconds (`octave << 4 | the 4 bits below the highest`),
+    /// the bucket of its lowest value, found by a search over the bounds.
+    static let cellBuckets: [UInt8] = (0..<64 * 16).map { cell in
+        let (octave, sixteenth) = (cell >> 4, UInt64(cell & 15))
+        guard octave >= 4 else { return 0 }
+        let lowest = (16 + sixteenth) << UInt64(octave - 4)
+        return UInt8(boundsNanos.firstIndex { $0 >= lowest } ?? boundsNanos.count)
     }
 }
 
