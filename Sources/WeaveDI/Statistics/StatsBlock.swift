@@ -76,9 +76,11 @@ struct StatsBlock {
     /// Keys the block has room for.
     @usableFromInline var capacity: Int
 
+    /// No room yet: a shard's records are made by its first write (a container's 8 shards are
+    /// rarely all used, and 16 keys take 50 KB in each).
     init() {
-        capacity = 16
-        words = Self.allocate(keys: capacity)
+        capacity = 0
+        words = Self.allocate(keys: 0)
     }
 
     /// Counters on cache lines of their own, so shards never false-share.
@@ -127,7 +129,7 @@ struct StatsBlock {
 
     @usableFromInline
     mutating func grow(to needed: Int) {
-        var newCapacity = capacity
+        var newCapacity = max(capacity, 16)
         while newCapacity < needed { newCapacity *= 2 }
         let grown = Self.allocate(keys: newCapacity)
         grown.update(from: words, count: capacity * StatsField.wordsPerKey)
