@@ -56,6 +56,36 @@ struct ProtobufExpositionTests {
         #expect(series.labels.map(\.0) == ["app", "path"])
     }
 
+    /// Another registry's text (an application's swift-prometheus families, the textfile directory)
+    /// is kept as preformatted lines; the protobuf exposition reads them back into its messages.
+    @Test func preformattedLinesBecomeMessages() throws {
+        let text = """
+            # HELP orders_requests_total Requests.
+            # TYPE orders_requests_total counter
+            orders_requests_total{code="200"} 3
+            # HELP queue_seconds Waits.
+            # TYPE queue_seconds histogram
+            queue_seconds_bucket{le="0.1"} 1
+            queue_seconds_bucket{le="1"} 4
+            queue_seconds_bucket{le="+Inf"} 5
+            queue_seconds_sum 2.5
+            queue_seconds_count 5
+            # HELP rtt_seconds Round trips.
+            # TYPE rtt_seconds summary
+            rtt_seconds{quantile="0.5"} 0.02
+            rtt_seconds_sum 1
+            rtt_seconds_count 40
+
+            """
+        let families = try ExpositionParser.parse(Array(text.utf8), adding: [("app", "orders")])
+        let parsed = try ProtobufParser.parse(ProtobufExposition.render(families))
+        #expect(parsed.map(\.name) == ["orders_requests", "queue_seconds", "rtt_seconds"])
+        #expect(parsed[0].samples == [.init(suffix: "_total", labels: [("app", "orders"), ("code", "200")], value: 3)])
+        let queue = try #require(parsed[1].histograms.first)
+        #expect(queue.bucketLabels == ["0.1", "1.0", "+Inf"] && queue.bucketCounts == [1, 3, 1] && queue.sum == 2.5 && queue.native == nil)
+        #expect(parsed[2].samples.map(\.value) == [0.02, 1, 40])
+    }
+
     /// The daemon's merge: two applications' native histograms of one family stay two series, each
     /// with its own buckets, in one family.
     @Test func twoApplicationsHistogramsStaySeparateSeries() throws {
