@@ -25,13 +25,13 @@ public enum ProtobufExposition {
                 message.string(2, family.help)
                 message.uint64(3, metricType(family.kind).rawValue)
                 for member in group {
-                    writeSamples(&message, kind: family.kind, name: family.name, member.samples.map { ($0.suffix, $0.labels, $0.value) })
+                    writeSamples(&message, kind: family.kind, member.samples.map { ($0.suffix, $0.labels, $0.value) })
                     for series in member.histograms { writeHistogram(&message, series) }
                     let decoded = member.preformatted.samples.map { sample in
                         (String(sample.name.dropFirst(family.name.count)), sample.labels.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
                          sample.value)
                     }
-                    writeSamples(&message, kind: family.kind, name: family.name, decoded)
+                    writeSamples(&message, kind: family.kind, decoded)
                 }
                 if let unit = group.lazy.compactMap(\.unit).first { message.string(5, unit) }
             }
@@ -50,7 +50,7 @@ public enum ProtobufExposition {
 
     /// Samples as `Metric` messages: one each for counters and gauges; one per series (its labels
     /// without `quantile` or `le`) for summaries and histograms, in the order their series first appear.
-    private static func writeSamples(_ out: inout ProtobufWire.Writer, kind: MetricFamily.Kind, name: String,
+    private static func writeSamples(_ out: inout ProtobufWire.Writer, kind: MetricFamily.Kind,
                                      _ samples: [(suffix: String, labels: [(String, String)], value: Double)]) {
         switch kind {
         case .counter, .gauge:

@@ -42,7 +42,7 @@ public enum ProtobufParser {
                 let number = families.count + 1
                 do throws(WireFailure) {
                     let family = try readFamily(try stream.delimited(), adding: labels, room: &room, reserve: reserve)
-                    guard names.insert(family.name).inserted else { throw WireFailure("family \(family.name) is given twice") }
+                    guard names.insert(family.name).inserted else { throw WireFailure("family \(shown(family.name)) is given twice") }
                     families.append(family)
                 } catch {
                     throw Failure(message: number, reason: error.message, outOfRoom: error.outOfRoom)
@@ -91,17 +91,17 @@ public enum ProtobufParser {
             default: try reader.skip(wireType)
             }
         }
-        guard ExpositionParser.isName(name, colons: true) else { throw WireFailure("family name \"\(name.logSafe)\" is not a valid metric name") }
+        guard ExpositionParser.isName(name, colons: true) else { throw WireFailure("family name \"\(shown(name).logSafe)\" is not a valid metric name") }
         let kind: MetricFamily.Kind
         switch ProtobufExposition.MetricType(rawValue: type) {
         case .counter: kind = .counter
         case .gauge: kind = .gauge
         case .summary: kind = .summary
         case .histogram: kind = .histogram
-        default: throw WireFailure("family \(name) has type \(type), not counter, gauge, summary or histogram")
+        default: throw WireFailure("family \(shown(name)) has type \(type), not counter, gauge, summary or histogram")
         }
         if let unit, unit.isEmpty || !name.hasSuffix(unit) && !name.hasSuffix(unit + "_total") {
-            throw WireFailure("family \(name) has unit \"\(unit.logSafe)\", which does not end its name")
+            throw WireFailure("family \(shown(name)) has unit \"\(shown(unit).logSafe)\", which does not end its name")
         }
         // A counter family is named as its series are; ours keeps the name without `_total`.
         let base = kind == .counter && name.hasSuffix("_total") ? String(name.dropLast(6)) : name
@@ -110,10 +110,10 @@ public enum ProtobufParser {
         guard room.take(2 * nameSize + help.utf8.count + 40, reserve) else { throw WireFailure.outOfRoom }
         var seen: Set<String> = []
         for bytes in metrics {
-            var metric = try readMetric(bytes, kind: kind, family: name)
+            var metric = try readMetric(bytes, kind: kind, family: shown(name))
             metric.labels = relabel(metric.labels, adding: added)
             guard seen.insert(seriesKey(metric.labels)).inserted else {
-                throw WireFailure("family \(name) has a series twice")
+                throw WireFailure("family \(shown(name)) has a series twice")
             }
             let samples = family.samples.count
             switch metric.value {
@@ -162,7 +162,7 @@ public enum ProtobufParser {
         guard let value else { throw WireFailure("a metric of \(family) has no value of its type") }
         let special = kind == .histogram ? "le" : kind == .summary ? "quantile" : nil
         for (index, (name, _)) in labels.enumerated() {
-            guard !labels[..<index].contains(where: { $0.0 == name }) else { throw WireFailure("a metric of \(family) has label \(name) twice") }
+            guard !labels[..<index].contains(where: { $0.0 == name }) else { throw WireFailure("a metric of \(family) has label \(shown(name)) twice") }
             guard name != special else { throw WireFailure("a metric of \(family) has label \(name), which its type reserves") }
         }
         return (labels, value)
@@ -180,7 +180,7 @@ public enum ProtobufParser {
             }
         }
         guard ExpositionParser.isName(name, colons: false), !name.hasPrefix("__") else {
-            throw WireFailure("a metric of \(family) has label name \"\(name.logSafe)\", which is not valid or begins with __")
+            throw WireFailure("a metric of \(family) has label name \"\(shown(name).logSafe)\", which is not valid or begins with __")
         }
         return (name, value)
     }
@@ -313,6 +313,7 @@ public enum ProtobufParser {
         var index: Int64 = 0, count: Int64 = 0, next = 0
         for (number, span) in spans.enumerated() {
             guard number == 0 || span.offset >= 0 else { throw WireFailure("histogram \(family) has native spans that overlap (offset \(span.offset))") }
+            guard Int32(exactly: span.offset) != nil else { throw WireFailure("histogram \(family) has a native span offset out of range") }
             guard span.length <= UInt64(deltas.count - next) else { throw WireFailure("histogram \(family) has native spans longer than its deltas") }
             index = number == 0 ? span.offset : index + span.offset + 1
             for step in 0..<Int64(span.length) {
@@ -354,6 +355,11 @@ public enum ProtobufParser {
             key += value
         }
         return key
+    }
+
+    /// A name as reasons show it: at most 200 bytes of it (a name may be megabytes long).
+    private static func shown(_ name: String) -> String {
+        name.utf8.count <= 200 ? name : String(decoding: name.utf8.prefix(200), as: UTF8.self) + "…"
     }
 
     private static func text(_ bytes: UnsafeRawBufferPointer, _ what: String) throws(WireFailure) -> String {

@@ -164,6 +164,14 @@ struct ProtobufExpositionTests {
                 #expect(error.description.contains(reason), "\(error)")
             }
         }
+        // A name of 3 MB is shown by its first 200 bytes in the reason (a log line).
+        let long = String(repeating: "a", count: 3_000_000)
+        do {
+            _ = try ProtobufParser.parse(ProtobufExposition.render([.gauge(long, "h", [([], 1), ([], 2)])]))
+            Issue.record("accepted a series twice")
+        } catch {
+            #expect(error.description.contains("a series twice") && error.description.utf8.count < 300)
+        }
         var untyped = ProtobufWire.Writer()
         untyped.message(nil) { $0.string(1, "u"); $0.uint64(3, 3) }
         #expect(throws: ProtobufParser.Failure.self) { try ProtobufParser.parse(untyped.bytes) }

@@ -33,8 +33,8 @@ final class AppFleet: Sendable {
     private let blocking: BlockingCalls
     /// The sockets the directory held when it was last listed, and why the last listing failed.
     private let discovery = Locked<(found: [AppTarget], failure: String?)>(([], nil))
-    /// The scrape in progress, which a `/metrics` asked meanwhile shares.
-    /// The scrape in progress, by whether it asks for native histograms.
+    /// The scrape in progress, which a `/metrics` asked meanwhile shares, by whether it asks for
+    /// native histograms.
     private let scraping = Locked<[Bool: Task<[Scrape], Never>]>([:])
     /// The paths of the daemon's own Unix socket listeners: a socket in the directory that is one of
     /// them (a link to it, say) is the daemon itself, which would wait on its own `/metrics` and
@@ -258,8 +258,9 @@ final class AppFleet: Sendable {
 
     /// Fetches every application's `/metrics` now, relabelled with `app`, each read in the format
     /// its `Content-Type` names. What is kept of them, relabelled (a protobuf answer counted at the
-    /// size of its text rendering, as it is read), adds up to `maxScrapeBytes` at most: an answer that does not fit in what is left is down for this scrape, with the reason
-    /// (and one longer than what is left is not read to its end).
+    /// size of its text rendering, as it is read), adds up to `maxScrapeBytes` at most: an answer
+    /// that does not fit in what is left is down for this scrape, with the reason (and one longer
+    /// than what is left is not read to its end).
     private func scrapeNow(native: Bool) async -> [Scrape] {
         let room = Locked(configuration.maxScrapeBytes)
         return await ask("/metrics", accept: Self.accept(native: native), room: room) { [self] target, response throws(FetchFailure) in
