@@ -2,7 +2,6 @@ import CMachine
 import Logging
 import NIOPosix
 import ServiceLifecycle
-import WeaveDI
 import WeaveHealthServer
 import WeaveMemoryPressure
 import WeaveObservability

@@ -1,5 +1,4 @@
 import NIOCore
-import WeaveDI
 import WeaveHealth
 import WeaveSupport
 

@@ -1,4 +1,3 @@
-import WeaveDI
 import WeaveSupport
 import WeaveSystemd
 

@@ -1,6 +1,5 @@
 import NIOCore
 import NIOPosix
-import WeaveDI
 import WeaveHealth
 
 /// Healthy when a TCP connection to host:port opens (within the check's timeout).

@@ -1,7 +1,6 @@
 import Logging
 import NIOCore
 import ServiceLifecycle
-import WeaveDI
 import WeaveHealth
 import WeaveHealthServer
 import WeaveSupport

@@ -2,7 +2,6 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import UnixSignals
-import WeaveDI
 import WeaveHealthServer
 import WeaveSupport
 import WeaveSystemd

@@ -1,4 +1,3 @@
-import WeaveDI
 import WeaveHealth
 import WeaveSupport
 

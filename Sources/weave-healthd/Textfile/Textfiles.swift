@@ -1,5 +1,4 @@
 import Logging
-import WeaveDI
 import WeavePrometheus
 import WeaveSupport
 
