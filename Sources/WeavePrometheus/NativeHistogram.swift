@@ -35,11 +35,6 @@ public struct NativeHistogram: Sendable, Equatable {
     /// The schemas Prometheus reads.
     public static let schemas: ClosedRange<Int32> = -4...8
 
-    /// Observations in the zero bucket and every other bucket.
-    public var bucketedCount: UInt64 {
-        (positive + negative).reduce(zeroCount) { $0 &+ $1.count }
-    }
-
     /// Why Prometheus would refuse it as a histogram of `count` observations, or nil: an unknown
     /// schema, a zero threshold that is negative or not a number, buckets out of order or given
     /// twice, or more observations in the buckets than `count` (fewer is allowed: observations of

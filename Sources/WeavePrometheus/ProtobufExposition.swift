@@ -20,13 +20,15 @@ public enum ProtobufExposition {
         out.bytes.reserveCapacity(Exposition.estimatedSize(families) / 2)
         for group in Exposition.grouped(families) {
             let family = group[0]
+            // The bounds of every `le` label, read once for all the series that share them.
+            var bounds: (labels: [String], values: [Double?]) = ([], [])
             out.message(nil) { message in
                 message.string(1, family.kind == .counter ? family.name + "_total" : family.name)
                 message.string(2, family.help)
                 message.uint64(3, metricType(family.kind).rawValue)
                 for member in group {
                     writeSamples(&message, kind: family.kind, member.samples.map { ($0.suffix, $0.labels, $0.value) })
-                    for series in member.histograms { writeHistogram(&message, series) }
+                    for series in member.histograms { writeHistogram(&message, series, bounds: &bounds) }
                     let decoded = member.preformatted.samples.map { sample in
                         (String(sample.name.dropFirst(family.name.count)), sample.labels.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
                          sample.value)
@@ -115,17 +117,21 @@ public enum ProtobufExposition {
 
     /// One histogram series: its count and sum, its classic buckets (cumulative, `+Inf` left out:
     /// the count is its count) when it has more than `+Inf`, and its native histogram.
-    private static func writeHistogram(_ out: inout ProtobufWire.Writer, _ series: MetricFamily.HistogramSeries) {
+    private static func writeHistogram(_ out: inout ProtobufWire.Writer, _ series: MetricFamily.HistogramSeries,
+                                       bounds: inout (labels: [String], values: [Double?])) {
         out.message(4) { metric in
             writeLabels(&metric, series.labels)
             metric.message(7) { histogram in
                 histogram.uint64(1, series.count)
                 histogram.double(2, series.sum)
                 if series.bucketLabels.count > 1 {
+                    if series.bucketLabels != bounds.labels {
+                        bounds = (series.bucketLabels, series.bucketLabels.map { $0 == "+Inf" ? nil : Double($0) })
+                    }
                     var cumulative: UInt64 = 0
-                    for (label, count) in zip(series.bucketLabels, series.bucketCounts) {
+                    for (bound, count) in zip(bounds.values, series.bucketCounts) {
                         cumulative &+= count
-                        guard label != "+Inf", let bound = Double(label) else { continue }
+                        guard let bound else { continue }
                         histogram.message(3) { $0.uint64(1, cumulative); $0.double(2, bound) }
                     }
                 }

@@ -76,20 +76,19 @@ public enum ProtobufParser {
 
     private static func readFamily(_ bytes: UnsafeRawBufferPointer, adding added: [(String, String)],
                                    room: inout Room, reserve: (Int) -> Bool) throws(WireFailure) -> MetricFamily {
-        var reader = ProtobufWire.Reader(bytes)
         var name = "", help = "", unit: String?
         var type: UInt64 = 3 // UNTYPED, the proto's default
         var metrics: [UnsafeRawBufferPointer] = []
-        while !reader.isAtEnd {
-            let (field, wireType) = try reader.tag()
+        try ProtobufWire.Reader.fields(of: bytes) { field, wireType, reader throws(WireFailure) in
             switch (field, wireType) {
             case (1, ProtobufWire.delimited): name = try text(reader.delimited(), "family name")
             case (2, ProtobufWire.delimited): help = try text(reader.delimited(), "help")
             case (3, ProtobufWire.varint): type = try reader.varint()
             case (4, ProtobufWire.delimited): metrics.append(try reader.delimited())
             case (5, ProtobufWire.delimited): unit = try text(reader.delimited(), "unit")
-            default: try reader.skip(wireType)
+            default: return false
             }
+            return true
         }
         guard ExpositionParser.isName(name, colons: true) else { throw WireFailure("family name \"\(shown(name).logSafe)\" is not a valid metric name") }
         let kind: MetricFamily.Kind
@@ -143,11 +142,9 @@ public enum ProtobufParser {
     }
 
     private static func readMetric(_ bytes: UnsafeRawBufferPointer, kind: MetricFamily.Kind, family: String) throws(WireFailure) -> (labels: [(String, String)], value: Value) {
-        var reader = ProtobufWire.Reader(bytes)
         var labels: [(String, String)] = []
         var value: Value?
-        while !reader.isAtEnd {
-            let (field, wireType) = try reader.tag()
+        try ProtobufWire.Reader.fields(of: bytes) { field, wireType, reader throws(WireFailure) in
             switch (field, wireType, kind) {
             case (1, ProtobufWire.delimited, _): labels.append(try readLabel(reader.delimited(), family: family))
             case (2, ProtobufWire.delimited, .gauge), (3, ProtobufWire.delimited, .counter):
@@ -156,8 +153,9 @@ public enum ProtobufParser {
                 value = .sample(number)
             case (4, ProtobufWire.delimited, .summary): value = try readSummary(reader.delimited(), family: family)
             case (7, ProtobufWire.delimited, .histogram): value = .histogram(try readHistogram(reader.delimited(), family: family))
-            default: try reader.skip(wireType)
+            default: return false
             }
+            return true
         }
         guard let value else { throw WireFailure("a metric of \(family) has no value of its type") }
         let special = kind == .histogram ? "le" : kind == .summary ? "quantile" : nil
@@ -169,15 +167,14 @@ public enum ProtobufParser {
     }
 
     private static func readLabel(_ bytes: UnsafeRawBufferPointer, family: String) throws(WireFailure) -> (String, String) {
-        var reader = ProtobufWire.Reader(bytes)
         var name = "", value = ""
-        while !reader.isAtEnd {
-            let (field, wireType) = try reader.tag()
+        try ProtobufWire.Reader.fields(of: bytes) { field, wireType, reader throws(WireFailure) in
             switch (field, wireType) {
             case (1, ProtobufWire.delimited): name = try text(reader.delimited(), "label name")
             case (2, ProtobufWire.delimited): value = try text(reader.delimited(), "label value")
-            default: try reader.skip(wireType)
+            default: return false
             }
+            return true
         }
         guard ExpositionParser.isName(name, colons: false), !name.hasPrefix("__") else {
             throw WireFailure("a metric of \(family) has label name \"\(shown(name).logSafe)\", which is not valid or begins with __")
@@ -187,83 +184,77 @@ public enum ProtobufParser {
 
     /// The value of a `Gauge` or `Counter` message (field 1).
     private static func readSingle(_ bytes: UnsafeRawBufferPointer) throws(WireFailure) -> Double {
-        var reader = ProtobufWire.Reader(bytes)
         var value = 0.0
-        while !reader.isAtEnd {
-            let (field, wireType) = try reader.tag()
-            if field == 1, wireType == ProtobufWire.fixed64 { value = try reader.double() } else { try reader.skip(wireType) }
+        try ProtobufWire.Reader.fields(of: bytes) { field, wireType, reader throws(WireFailure) in
+            guard field == 1, wireType == ProtobufWire.fixed64 else { return false }
+            value = try reader.double()
+            return true
         }
         return value
     }
 
     private static func readSummary(_ bytes: UnsafeRawBufferPointer, family: String) throws(WireFailure) -> Value {
-        var reader = ProtobufWire.Reader(bytes)
         var count: UInt64 = 0, sum = 0.0
         var quantiles: [(Double, Double)] = []
-        while !reader.isAtEnd {
-            let (field, wireType) = try reader.tag()
+        try ProtobufWire.Reader.fields(of: bytes) { field, wireType, reader throws(WireFailure) in
             switch (field, wireType) {
             case (1, ProtobufWire.varint): count = try reader.varint()
             case (2, ProtobufWire.fixed64): sum = try reader.double()
             case (3, ProtobufWire.delimited):
-                var pair = ProtobufWire.Reader(try reader.delimited())
                 var quantile = 0.0, value = 0.0
-                while !pair.isAtEnd {
-                    let (field, wireType) = try pair.tag()
+                try ProtobufWire.Reader.fields(of: reader.delimited()) { field, wireType, pair throws(WireFailure) in
                     switch (field, wireType) {
                     case (1, ProtobufWire.fixed64): quantile = try pair.double()
                     case (2, ProtobufWire.fixed64): value = try pair.double()
-                    default: try pair.skip(wireType)
+                    default: return false
                     }
+                    return true
                 }
                 guard (0...1).contains(quantile) else { throw WireFailure("summary \(family) has quantile \(quantile), not within 0…1") }
                 guard !(value < 0) else { throw WireFailure("summary \(family) has a negative quantile value") }
                 quantiles.append((quantile, value))
-            default: try reader.skip(wireType)
+            default: return false
             }
+            return true
         }
         guard sum >= 0 else { throw WireFailure("summary \(family) has the sum \(sum)") }
         return .summary(count: count, sum: sum, quantiles: quantiles)
     }
 
     private static func readHistogram(_ bytes: UnsafeRawBufferPointer, family: String) throws(WireFailure) -> MetricFamily.HistogramSeries {
-        var reader = ProtobufWire.Reader(bytes)
         var count: UInt64 = 0, sum = 0.0
         var buckets: [(bound: Double, cumulative: UInt64)] = []
         var schema: Int64 = 0, zeroThreshold = 0.0, zeroCount: UInt64 = 0
         var positiveSpans: [(offset: Int64, length: UInt64)] = [], negativeSpans: [(offset: Int64, length: UInt64)] = []
         var positiveDeltas: [Int64] = [], negativeDeltas: [Int64] = []
-        while !reader.isAtEnd {
-            let (field, wireType) = try reader.tag()
+        try ProtobufWire.Reader.fields(of: bytes) { field, wireType, reader throws(WireFailure) in
             switch (field, wireType) {
             case (1, ProtobufWire.varint): count = try reader.varint()
             case (2, ProtobufWire.fixed64): sum = try reader.double()
             case (3, ProtobufWire.delimited):
-                var bucket = ProtobufWire.Reader(try reader.delimited())
                 var bound = 0.0, cumulative: UInt64 = 0
-                while !bucket.isAtEnd {
-                    let (field, wireType) = try bucket.tag()
+                try ProtobufWire.Reader.fields(of: reader.delimited()) { field, wireType, bucket throws(WireFailure) in
                     switch (field, wireType) {
                     case (1, ProtobufWire.varint): cumulative = try bucket.varint()
                     case (2, ProtobufWire.fixed64): bound = try bucket.double()
                     case (4, _): throw WireFailure("histogram \(family) counts a bucket in floats, which is not supported")
-                    default: try bucket.skip(wireType)
+                    default: return false
                     }
+                    return true
                 }
                 buckets.append((bound, cumulative))
             case (5, ProtobufWire.varint): schema = ProtobufWire.unzigzag(try reader.varint())
             case (6, ProtobufWire.fixed64): zeroThreshold = try reader.double()
             case (7, ProtobufWire.varint): zeroCount = try reader.varint()
             case (9, ProtobufWire.delimited), (12, ProtobufWire.delimited):
-                var span = ProtobufWire.Reader(try reader.delimited())
                 var offset: Int64 = 0, length: UInt64 = 0
-                while !span.isAtEnd {
-                    let (field, wireType) = try span.tag()
+                try ProtobufWire.Reader.fields(of: reader.delimited()) { field, wireType, span throws(WireFailure) in
                     switch (field, wireType) {
                     case (1, ProtobufWire.varint): offset = ProtobufWire.unzigzag(try span.varint())
                     case (2, ProtobufWire.varint): length = try span.varint()
-                    default: try span.skip(wireType)
+                    default: return false
                     }
+                    return true
                 }
                 if field == 12 { positiveSpans.append((offset, length)) } else { negativeSpans.append((offset, length)) }
             case (10, _), (13, _):
@@ -271,8 +262,9 @@ public enum ProtobufParser {
                 if field == 13 { positiveDeltas += deltas } else { negativeDeltas += deltas }
             case (4, _), (8, _), (11, _), (14, _):
                 throw WireFailure("histogram \(family) counts in floats (a float histogram), which is not supported")
-            default: try reader.skip(wireType)
+            default: return false
             }
+            return true
         }
         guard sum >= 0 else { throw WireFailure("histogram \(family) has the sum \(sum)") }
         // Classic buckets: bounds going up, counts not going down, none above the count.

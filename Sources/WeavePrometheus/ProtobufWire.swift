@@ -123,6 +123,18 @@ enum ProtobufWire {
             }
         }
 
+        /// Reads the message in `bytes` field by field: `read` gets each field's number and wire type
+        /// and reads its value from the reader, or returns false for a field it does not read,
+        /// which is then passed over.
+        static func fields(of bytes: UnsafeRawBufferPointer,
+                           _ read: (_ field: Int, _ wireType: Int, _ reader: inout Reader) throws(WireFailure) -> Bool) throws(WireFailure) {
+            var reader = Reader(bytes)
+            while !reader.isAtEnd {
+                let (field, wireType) = try reader.tag()
+                if try !read(field, wireType, &reader) { try reader.skip(wireType) }
+            }
+        }
+
         /// The values of a repeated varint field, packed (`wireType` 2) or one (0).
         mutating func varints(_ wireType: Int) throws(WireFailure) -> [UInt64] {
             guard wireType == ProtobufWire.delimited else {
