@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "WeavePrometheus", targets: ["WeavePrometheus"]),
         .library(name: "WeaveObservability", targets: ["WeaveObservability"]),
         .library(name: "WeaveMemoryPressure", targets: ["WeaveMemoryPressure"]),
+        .library(name: "WeaveHealthRoutes", targets: ["WeaveHealthRoutes"]),
         .library(name: "WeaveHealthServer", targets: ["WeaveHealthServer"]),
         .library(name: "WeaveSystemd", targets: ["WeaveSystemd"]),
         .library(name: "WeaveAppEndpoint", targets: ["WeaveAppEndpoint"]),
@@ -39,11 +40,21 @@ let package = Package(
         // The Prometheus model, its renderer and its parser.
         .target(name: "WeavePrometheus", dependencies: ["WeaveSupport"]),
         .testTarget(name: "WeavePrometheusTests", dependencies: ["WeavePrometheus", "WeaveTestSupport"]),
-        // Joins the three: a container's metrics and its checks, health metrics, the swift-metrics bridge.
+        // The HTTP endpoints as plain values: the route table, the router, the request and response
+        // types, the status page. No server: any server embeds the router (ours, Hummingbird, Vapor).
+        .target(
+            name: "WeaveHealthRoutes",
+            dependencies: [
+                "WeaveHealth", "WeavePrometheus", "WeaveSupport", .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(name: "WeaveHealthRoutesTests", dependencies: ["WeaveHealthRoutes", "WeaveObservability"]),
+        // Joins them: a container's metrics, checks and routes, health metrics, the swift-metrics
+        // bridge. `import WeaveObservability` alone gives what the seed's `import WeaveDI` gave.
         .target(
             name: "WeaveObservability",
             dependencies: [
-                "WeaveDI", "WeaveHealth", "WeavePrometheus", "WeaveSupport",
+                "WeaveDI", "WeaveHealth", "WeaveHealthRoutes", "WeavePrometheus", "WeaveSupport",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -55,10 +66,11 @@ let package = Package(
         // instances of the containers it is given.
         .target(name: "WeaveMemoryPressure", dependencies: ["WeaveDI", "WeaveSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "WeaveMemoryPressureTests", dependencies: ["WeaveMemoryPressure"]),
+        // The SwiftNIO server of a `HealthRouter`: listeners, connection limits and deadlines.
         .target(
             name: "WeaveHealthServer",
             dependencies: [
-                "WeaveDI", "WeaveHealth", "WeaveObservability", "WeavePrometheus", "WeaveSupport",
+                "WeaveHealthRoutes", "WeaveSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -74,8 +86,8 @@ let package = Package(
         .target(
             name: "WeaveAppEndpoint",
             dependencies: [
-                "WeaveDI", "WeaveHealth", "WeaveHealthServer", "WeaveMemoryPressure", "WeaveObservability",
-                "WeavePrometheus", "WeaveSupport",
+                "WeaveDI", "WeaveHealth", "WeaveHealthRoutes", "WeaveHealthServer", "WeaveMemoryPressure",
+                "WeaveObservability", "WeavePrometheus", "WeaveSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -96,14 +108,14 @@ let package = Package(
         ),
         .testTarget(name: "WeaveSystemdTests", dependencies: ["WeaveSystemd"]),
         .testTarget(name: "WeaveHealthdTests", dependencies: [
-            "weave-healthd", "WeaveDI", "WeaveHealth", "WeaveHealthServer", "WeaveAppEndpoint", "WeaveMemoryPressure", "WeaveObservability",
+            "weave-healthd", "WeaveDI", "WeaveHealth", "WeaveHealthRoutes", "WeaveAppEndpoint", "WeaveMemoryPressure", "WeaveObservability",
             "WeaveTestSupport",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .executableTarget(
             name: "weave-healthd",
             dependencies: [
-                "CMachine", "CTLS", "WeaveDI", "WeaveHealth", "WeaveHealthServer", "WeaveMemoryPressure", "WeaveObservability",
+                "CMachine", "CTLS", "WeaveDI", "WeaveHealth", "WeaveHealthRoutes", "WeaveHealthServer", "WeaveMemoryPressure", "WeaveObservability",
                 "WeavePrometheus", "WeaveSupport", "WeaveSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -25,6 +25,7 @@ let package = Package(
                 .product(name: "WeaveDI", package: "WeaveDI"),
                 .product(name: "WeavePrometheus", package: "WeaveDI"),
                 .product(name: "WeaveObservability", package: "WeaveDI"),
+                .product(name: "WeaveHealthRoutes", package: "WeaveDI"),
                 .product(name: "WeaveHealthServer", package: "WeaveDI"),
                 .product(name: "WeaveAppEndpoint", package: "WeaveDI"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -54,12 +55,13 @@ let package = Package(
         ),
         .target(
             name: "FixtureHealthSource",
-            dependencies: ["MetricsFixture", .product(name: "WeaveHealthServer", package: "WeaveDI")]
+            dependencies: ["MetricsFixture", .product(name: "WeaveHealthRoutes", package: "WeaveDI")]
         ),
         .executableTarget(
             name: "NIOMetricsServer",
             dependencies: [
                 "MetricsFixture", "FixtureHealthSource",
+                .product(name: "WeaveHealthRoutes", package: "WeaveDI"),
                 .product(name: "WeaveHealthServer", package: "WeaveDI"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

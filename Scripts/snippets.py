@@ -19,7 +19,7 @@ GROUPS = {
         '.package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0")',
     ], [
         ("WeaveDI", "WeaveDI"), ("WeaveHealth", "WeaveDI"), ("WeavePrometheus", "WeaveDI"),
-        ("WeaveObservability", "WeaveDI"), ("WeaveMemoryPressure", "WeaveDI"), ("WeaveHealthServer", "WeaveDI"), ("WeaveSystemd", "WeaveDI"), ("WeaveAppEndpoint", "WeaveDI"),
+        ("WeaveObservability", "WeaveDI"), ("WeaveMemoryPressure", "WeaveDI"), ("WeaveHealthRoutes", "WeaveDI"), ("WeaveHealthServer", "WeaveDI"), ("WeaveSystemd", "WeaveDI"), ("WeaveAppEndpoint", "WeaveDI"),
         ("WeaveHummingbird", "WeaveHummingbird"), ("Hummingbird", "hummingbird"),
         ("Logging", "swift-log"), ("ServiceLifecycle", "swift-service-lifecycle"),
     ]),

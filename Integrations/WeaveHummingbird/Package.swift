@@ -17,7 +17,7 @@ let package = Package(
         .target(
             name: "WeaveHummingbird",
             dependencies: [
-                .product(name: "WeaveHealthServer", package: "WeaveDI"),
+                .product(name: "WeaveHealthRoutes", package: "WeaveDI"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),

@@ -4,6 +4,7 @@ import NIOPosix
 import ServiceLifecycle
 import WeaveDI
 import WeaveHealth
+import WeaveHealthRoutes
 import WeaveHealthServer
 import WeaveMemoryPressure
 import WeaveObservability
@@ -11,7 +12,7 @@ import WeavePrometheus
 import WeaveSupport
 
 /// What an application serves so that weave-healthd (or anyone allowed) can see inside it: its
-/// container's statistics, its health checks and its events, at the routes of `HealthRoute.all`
+/// container's statistics, its health checks and its events, at the routes of `HealthRoute.standard` and the container's
 /// (`/metrics`, `/health`, the probes, `/dependencies` for the daemon's status page, and `/events`
 /// for the daemon's journal).
 /// One `Service` for the application's `ServiceGroup`: it runs the health checks (one round, then
@@ -65,7 +66,7 @@ public final class AppEndpoint: Service, Sendable {
                 HealthMetrics { monitor.latestReport },
             ] + collectors + [ProcessMetrics(), BuildInfo(identity: identity)],
             source: MonitorHealthSource(monitor: monitor), lifecycle: ServerLifecycle(),
-            statistics: { container.statistics() }, events: events)
+            routes: [.dependencies { container.statistics() }, .events(events)])
         self.server = listeners.isEmpty ? nil : HealthServer(router: router, group: group, logger: logger)
         pressure = configuration.watchesMemoryPressure ? MemoryPressureMonitor(containers: [container]) : nil
     }

@@ -1,5 +1,5 @@
 import WeaveHealth
-import WeaveHealthServer
+import WeaveHealthRoutes
 import WeaveObservability
 import WeavePrometheus
 import WeaveSupport

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import WeaveHealthRoutes
 
 /// One connection's HTTP/1.1 handler: collects a request within the limits, asks the router, writes
 /// the answer. Malformed input never reaches it: the decoder's error handler answers 400, and the
@@ -112,7 +113,7 @@ final class HealthHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func answer(_ context: ChannelHandlerContext, _ pending: Pending) {
-        if probesOnly && HealthRoute.route(for: pending.request.path)?.isProbe != true {
+        if probesOnly && router.route(for: pending.request.path)?.isProbe != true {
             var response = HealthResponse(status: 503, contentType: "text/plain; charset=utf-8",
                                           text: "too many connections; only /livez and /readyz are answered now\n")
             response.headers.append(("Retry-After", "1"))

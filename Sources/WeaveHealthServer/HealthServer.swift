@@ -5,6 +5,7 @@ import NIOHTTP1
 import NIOHTTPCompression
 import NIOPosix
 import ServiceLifecycle
+import WeaveHealthRoutes
 import WeaveSupport
 
 /// The HTTP server of the health endpoints, as a swift-service-lifecycle `Service`: `run()` binds

@@ -2,6 +2,7 @@ import CMachine
 import Logging
 import NIOPosix
 import ServiceLifecycle
+import WeaveHealthRoutes
 import WeaveHealthServer
 import WeaveMemoryPressure
 import WeaveObservability
@@ -156,8 +157,9 @@ let collectors: [any MetricCollector] = [AppMetrics(own: own, fleet: { source.ru
                                                     textfiles: Textfiles(blocking: blocking) { source.runtime.configuration.textfile })]
 let history = StatusHistory()
 let router = HealthRouter(configuration: serverConfiguration, identity: identity, collectors: collectors, source: source,
-                          lifecycle: lifecycle, statistics: { source.runtime.container.statistics() },
-                          statusPage: DaemonStatusPage(source: source, history: history, identity: identity))
+                          lifecycle: lifecycle,
+                          routes: [DaemonStatusPage(source: source, history: history, identity: identity).route,
+                                   .dependencies { source.runtime.container.statistics() }])
 let server = HealthServer(router: router, group: group, inheritedSockets: inheritedSockets,
                           logger: Logger(label: "weave.healthd.http"))
 let (reloads, reloadContinuation) = AsyncStream<Runtime>.makeStream()

@@ -1,5 +1,4 @@
 import Testing
-import WeaveDI
 @testable import WeaveHealthServer
 import WeaveSupport
 

@@ -7,7 +7,7 @@ import Testing
 import WeaveAppEndpoint
 import WeaveDI
 import WeaveHealth
-import WeaveHealthServer
+import WeaveHealthRoutes
 import WeavePrometheus
 import WeaveSupport
 

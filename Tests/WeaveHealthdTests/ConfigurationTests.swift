@@ -3,7 +3,7 @@ import Testing
 @testable import weave_healthd
 import WeaveDI
 import WeaveHealth
-import WeaveHealthServer
+import WeaveHealthRoutes
 import WeavePrometheus
 
 @Suite struct ConfigurationTests {

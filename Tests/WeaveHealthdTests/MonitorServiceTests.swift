@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 @testable import weave_healthd
 import WeaveHealth
-import WeaveHealthServer
+import WeaveHealthRoutes
 
 /// A runtime of `checks` (YAML list items, indented two spaces), without applications.
 private func runtime(checks: String, group: MultiThreadedEventLoopGroup) async throws -> Runtime {

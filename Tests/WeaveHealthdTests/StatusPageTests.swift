@@ -1,7 +1,7 @@
 import Testing
 @testable import weave_healthd
 import WeaveHealth
-import WeaveHealthServer
+import WeaveHealthRoutes
 import WeaveObservability
 import WeavePrometheus
 

@@ -1,10 +1,10 @@
 import MetricsFixture
 import WeaveDI
 import WeaveHealth
-import WeaveHealthServer
+import WeaveHealthRoutes
 import WeavePrometheus
 
-/// The fixture as WeaveHealthServer's source and collector: its report, its families, no observed values.
+/// The fixture as a HealthRouter's source and collector: its report, its families, no observed values.
 public struct FixtureSource: HealthSource, MetricCollector {
     public let fixture: MetricsFixture
 

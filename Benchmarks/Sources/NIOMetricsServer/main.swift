@@ -1,6 +1,7 @@
 import FixtureHealthSource
 import MetricsFixture
 import NIOPosix
+import WeaveHealthRoutes
 import WeaveHealthServer
 
 // /metrics (and /livez) of the 1,000-service fixture on 127.0.0.1:PORT, served by the daemon's own

@@ -3,6 +3,7 @@ import Foundation
 import MetricsFixture
 import NIOPosix
 import WeaveDI
+import WeaveHealthRoutes
 import WeaveHealthServer
 import WeavePrometheus
 

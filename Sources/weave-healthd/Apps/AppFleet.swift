@@ -2,7 +2,7 @@ import Logging
 import NIOCore
 import WeaveDI
 import WeaveHealth
-import WeaveHealthServer
+import WeaveHealthRoutes
 import WeaveObservability
 import WeavePrometheus
 import WeaveSupport

@@ -1,6 +1,6 @@
 import WeaveDI
 import WeaveHealth
-import WeaveHealthServer
+import WeaveHealthRoutes
 import WeaveObservability
 import WeavePrometheus
 import WeaveSupport

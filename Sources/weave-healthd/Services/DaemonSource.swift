@@ -1,5 +1,5 @@
 import WeaveHealth
-import WeaveHealthServer
+import WeaveHealthRoutes
 import WeaveSupport
 
 /// The endpoints' view of the daemon: whatever runtime is current (a reload swaps it).

@@ -1,5 +1,5 @@
 import ServiceLifecycle
-import WeaveHealthServer
+import WeaveHealthRoutes
 import WeaveSupport
 
 /// Runs the current runtime's health checks, each on its own clock, and reads its applications'

@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import WeaveHealth
+import WeaveHealthRoutes
 import WeaveHealthServer
 import WeaveSupport
 import WeaveSystemd

@@ -2,7 +2,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import UnixSignals
-import WeaveHealthServer
+import WeaveHealthRoutes
 import WeaveSupport
 import WeaveSystemd
 

@@ -1,5 +1,5 @@
 import WeaveHealth
-import WeaveHealthServer
+import WeaveHealthRoutes
 import WeavePrometheus
 import WeaveSupport
 
@@ -10,7 +10,7 @@ import WeaveSupport
 ///
 /// Reasons are shown only to clients that may see them (`details:` and the token, as `/health`),
 /// and the page is bounded (`maxBytes`): applications past it are named, not shown.
-struct DaemonStatusPage: StatusPage {
+struct DaemonStatusPage: Sendable {
     let source: DaemonSource
     let history: StatusHistory
     let identity: ServiceIdentity
@@ -18,7 +18,14 @@ struct DaemonStatusPage: StatusPage {
     /// The page stops adding applications past this size, and says how many it left out.
     static let maxBytes = 4 << 20
 
-    func render(_ request: HealthRequest, details: Bool) async -> HealthResponse {
+    /// The page as the router's `/`, in place of its small default page.
+    var route: HealthRoute {
+        HealthRoute(components: [], formats: [HealthRoute.html], isMounted: false, roles: [.all, .metrics, .health],
+                    responder: .rendered { request, router in render(request, details: router.showsDetails(request)) })
+    }
+
+    /// The page for `request`; `details` says whether this client may see reasons.
+    func render(_ request: HealthRequest, details: Bool) -> HealthResponse {
         let report = source.healthReport()
         let now = WallClock.now()
         let page = StatusDocument(report: report, apps: source.runtime.apps.views(), history: history.snapshot(at: now), now: now,

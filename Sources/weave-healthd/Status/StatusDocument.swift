@@ -1,5 +1,5 @@
 import WeaveHealth
-import WeaveHealthServer
+import WeaveHealthRoutes
 import WeavePrometheus
 import WeaveSupport
 

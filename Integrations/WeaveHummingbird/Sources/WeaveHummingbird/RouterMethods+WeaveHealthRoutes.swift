@@ -1,18 +1,19 @@
 import HTTPTypes
 import Hummingbird
-import WeaveHealthServer
+import WeaveHealthRoutes
 
 extension RouterMethods {
     /// Mounts a `HealthRouter`'s endpoints (an `AppEndpoint`'s `router`) in this Hummingbird router:
-    /// `HealthRouter.mountedRoutes` (`/metrics`, `/health`, `/livez`, `/readyz`, `/readyz/<check>`,
-    /// `/dependencies`), for their methods, with `?verbose` and `?exclude=` as on the endpoint's own socket.
+    /// its `mountedRoutes` (`/metrics`, `/health`, `/livez`, `/readyz`, `/readyz/<check>`,
+    /// `/dependencies`, `/events`, and any route added as a row), for their methods, with `?verbose`
+    /// and `?exclude=` as on the endpoint's own socket.
     ///
     /// ```swift
     /// router.addWeaveHealthRoutes(endpoint.router)
     /// ```
     @discardableResult
     public func addWeaveHealthRoutes(_ health: HealthRouter) -> Self {
-        for route in HealthRouter.mountedRoutes {
+        for route in health.mountedRoutes {
             let path = RouterPath("/" + route.components.joined(separator: "/"))
             for method in route.methods.compactMap({ HTTPRequest.Method(rawValue: $0) }) {
                 on(path, method: method) { request, _ -> Response in

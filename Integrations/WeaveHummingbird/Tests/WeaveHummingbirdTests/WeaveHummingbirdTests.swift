@@ -4,7 +4,6 @@ import Testing
 import WeaveAppEndpoint
 import WeaveDI
 import WeaveHealth
-import WeaveHealthServer
 import WeaveHummingbird
 import WeavePrometheus
 

@@ -1,10 +1,10 @@
 import Vapor
-import WeaveHealthServer
+import WeaveAppEndpoint
 
 extension RoutesBuilder {
     /// Mounts a `HealthRouter`'s endpoints (an `AppEndpoint`'s `router`) in this Vapor application
-    /// or route group: `HealthRouter.mountedRoutes` (`/metrics`, `/health`, `/livez`, `/readyz`,
-    /// `/readyz/<check>`, `/dependencies`), for their methods, with `?verbose` and `?exclude=` as on
+    /// or route group: its `mountedRoutes` (`/metrics`, `/health`, `/livez`, `/readyz`,
+    /// `/readyz/<check>`, `/dependencies`, `/events`, and any route added as a row), for their methods, with `?verbose` and `?exclude=` as on
     /// the endpoint's own socket (Vapor answers HEAD from GET, so HEAD is not registered).
     ///
     /// ```swift
@@ -14,7 +14,7 @@ extension RoutesBuilder {
     /// The same name as the Hummingbird adapter's. `Application.addWeaveEndpoint(_:)` runs the
     /// endpoint itself (its checks and its socket) in the application's lifecycle.
     public func addWeaveHealthRoutes(_ health: HealthRouter) {
-        for route in HealthRouter.mountedRoutes {
+        for route in health.mountedRoutes {
             let path = route.components.map { PathComponent(stringLiteral: $0) }
             for method in route.methods where method != "HEAD" {
                 on(HTTPMethod(rawValue: method), path) { request async -> Response in

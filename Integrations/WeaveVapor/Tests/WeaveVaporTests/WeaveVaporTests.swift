@@ -5,7 +5,6 @@ import VaporTesting
 import WeaveAppEndpoint
 import WeaveDI
 import WeaveHealth
-import WeaveHealthServer
 import WeavePrometheus
 import WeaveVapor
 

@@ -1,13 +1,10 @@
 import NIOCore
-import WeaveDI
 import WeaveHealth
-import WeaveObservability
 import WeavePrometheus
 import WeaveSupport
 
-/// Answers the endpoints of `HealthRoute.all` (`/dependencies` only with statistics, `/events` only
-/// with an event log). Separate from the server core, as a router in Hummingbird is, so any server
-/// can embed it.
+/// Answers the endpoints of its routes: `HealthRoute.standard` and the rows it is given. Separate
+/// from the server core, as a router in Hummingbird is, so any server can embed it.
 public struct HealthRouter: Sendable {
     private let current: Locked<HealthServerConfiguration>
     private let renderings = SharedRendering()
@@ -17,26 +14,23 @@ public struct HealthRouter: Sendable {
     public let collectors: [any MetricCollector]
     public let source: any HealthSource
     public let lifecycle: ServerLifecycle
-    /// The container's statistics, for `/dependencies`; without them there is no such endpoint.
-    public let statistics: (@Sendable () -> ContainerStatistics)?
-    /// What `/` shows; without one, a small page of the endpoints and the checks' states.
-    public let statusPage: (any StatusPage)?
-    /// The container's events, for `/events`; without a log there is no such endpoint.
-    public let events: ContainerEventLog?
+    /// What it answers, in the documentation's order.
+    public let routes: [HealthRoute]
 
-    /// `collectors` usually end with `ProcessMetrics()` and `BuildInfo(identity:)`.
+    /// `collectors` usually end with `ProcessMetrics()` and `BuildInfo(identity:)`. `routes` are
+    /// added to `HealthRoute.standard`; one with the path of a standard route replaces it.
     public init(configuration: HealthServerConfiguration, identity: ServiceIdentity, collectors: [any MetricCollector],
-                source: any HealthSource, lifecycle: ServerLifecycle,
-                statistics: (@Sendable () -> ContainerStatistics)? = nil, statusPage: (any StatusPage)? = nil,
-                events: ContainerEventLog? = nil) {
+                source: any HealthSource, lifecycle: ServerLifecycle, routes: [HealthRoute] = []) {
         current = Locked(configuration)
         self.identity = identity
         self.collectors = collectors
         self.source = source
         self.lifecycle = lifecycle
-        self.statistics = statistics
-        self.statusPage = statusPage
-        self.events = events
+        var table = HealthRoute.standard
+        for route in routes {
+            if let index = table.firstIndex(where: { $0.components == route.components }) { table[index] = route } else { table.append(route) }
+        }
+        self.routes = table
     }
 
     /// The configuration in force; `reconfigure` replaces it (a reload), every copy of the router sees it.
@@ -55,34 +49,30 @@ public struct HealthRouter: Sendable {
     }
 
     /// What a framework adapter mounts in an application's router, at each route's `components`
-    /// (`**`: one or more further components) for its `methods`: every route of `HealthRoute.all`
-    /// but `/`, which is the application's.
-    public static let mountedRoutes: [HealthRoute] = HealthRoute.all.filter(\.isMounted)
+    /// (`**`: one or more further components) for its `methods`: every route but `/`, which is the
+    /// application's.
+    public var mountedRoutes: [HealthRoute] { routes.filter(\.isMounted) }
 
-    /// Answers `request` from `HealthRoute.all`; paths outside the listener's `role` are 404.
+    /// The route `path` (a request's path, without its query) names, if any.
+    public func route(for path: String) -> HealthRoute? {
+        guard path.hasPrefix("/") else { return nil }
+        let components = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        let pathComponents = components == [""] ? [] : components
+        return routes.first { $0.matches(pathComponents) }
+    }
+
+    /// Answers `request` from its routes; paths outside the listener's `role` are 404.
     public func handle(_ request: HealthRequest, role: ListenerRole = .all) async -> HealthResponse {
         switch resolve(request, role: role) {
-        case .answered(let response):
-            return response
-        case .render(let handler):
-            let response: HealthResponse
-            switch handler {
-            case .page:
-                response = if let statusPage { await statusPage.render(request, details: showsDetails(request, configuration)) }
-                           else { landingPage() }
-            case .metrics: response = await metrics(request)
-            case .health: response = health(request)
-            case .dependencies: response = dependencies(request)
-            case .events: response = eventLog(request)
-            }
-            return finish(response, request)
+        case .answered(let response): return response
+        case .render(let respond): return finish(await respond(request, self), request)
         }
     }
 
-    /// The answer to `request` when it takes no rendering: the probes (`/livez`, `/readyz`,
-    /// `/readyz/<name>`), 404 and 405. They read snapshots only, so a server answers them where the
-    /// request arrived (its event loop), never queued behind renders on Swift's pool; nil for the
-    /// routes that render (`/`, `/metrics`, `/health`, `/dependencies`, `/events`), which `handle` answers.
+    /// The answer to `request` when it takes no rendering: the `.immediate` routes (the probes),
+    /// 404 and 405. They read snapshots only, so a server answers them where the request arrived
+    /// (its event loop), never queued behind renders on Swift's pool; nil for the routes that
+    /// render, which `handle` answers.
     public func respondNow(_ request: HealthRequest, role: ListenerRole = .all) -> HealthResponse? {
         if case .answered(let response) = resolve(request, role: role) { return response }
         return nil
@@ -90,16 +80,11 @@ public struct HealthRouter: Sendable {
 
     private enum Resolution {
         case answered(HealthResponse)
-        case render(Rendered)
-    }
-
-    /// The routes whose answer is rendered, off the event loop.
-    private enum Rendered {
-        case page, metrics, health, dependencies, events
+        case render(@Sendable (HealthRequest, HealthRouter) async -> HealthResponse)
     }
 
     private func resolve(_ request: HealthRequest, role: ListenerRole) -> Resolution {
-        guard let route = HealthRoute.route(for: request.path), serves(route), route.roles.contains(role) else {
+        guard let route = route(for: request.path), route.roles.contains(role) else {
             return .answered(finish(text(404, "not found: \(request.path)\n"), request))
         }
         guard route.methods.contains(request.method) else {
@@ -107,15 +92,9 @@ public struct HealthRouter: Sendable {
             response.headers.append(("Allow", route.methods.joined(separator: ", ")))
             return .answered(finish(response, request))
         }
-        switch route.handler {
-        case .livez: return .answered(finish(livez(request), request))
-        case .readyz: return .answered(finish(readyz(request), request))
-        case .readyzOne: return .answered(finish(readyzSingle(String(request.path.dropFirst("/readyz/".count))), request))
-        case .page: return .render(.page)
-        case .metrics: return .render(.metrics)
-        case .health: return .render(.health)
-        case .dependencies: return .render(.dependencies)
-        case .events: return .render(.events)
+        switch route.responder {
+        case .immediate(let respond): return .answered(finish(respond(request, self), request))
+        case .rendered(let respond): return .render(respond)
         }
     }
 
@@ -133,23 +112,14 @@ public struct HealthRouter: Sendable {
         return response
     }
 
-    /// Whether this router answers `route`: every one, but `/dependencies` only with statistics and
-    /// `/events` only with an event log.
-    private func serves(_ route: HealthRoute) -> Bool {
-        switch route.handler {
-        case .dependencies: statistics != nil
-        case .events: events != nil
-        default: true
-        }
-    }
-
-    private func text(_ status: Int, _ body: String) -> HealthResponse {
+    /// A plain-text answer.
+    public func text(_ status: Int, _ body: String) -> HealthResponse {
         HealthResponse(status: status, contentType: "text/plain; charset=utf-8", text: body)
     }
 
     // MARK: /metrics
 
-    private func metrics(_ request: HealthRequest) async -> HealthResponse {
+    func metrics(_ request: HealthRequest) async -> HealthResponse {
         let format = Exposition.Format.negotiate(accept: request.header("Accept"))
         let body = await renderings.body(format, reuse: configuration.metricsReuse) { [self] in await render(format) }
         return HealthResponse(status: 200, headers: [("Content-Type", format.contentType)], body: body)
@@ -176,6 +146,12 @@ public struct HealthRouter: Sendable {
 
     // MARK: /health
 
+    /// Whether `request`'s client may see details (reasons, errors, events): the `details:` policy
+    /// of its listener kind and the bearer token.
+    public func showsDetails(_ request: HealthRequest) -> Bool {
+        showsDetails(request, configuration)
+    }
+
     private func showsDetails(_ request: HealthRequest, _ configuration: HealthServerConfiguration) -> Bool {
         let policy = request.viaUnixSocket ? configuration.unixSocketDetailsPolicy ?? configuration.detailsPolicy
                                            : configuration.detailsPolicy
@@ -191,7 +167,7 @@ public struct HealthRouter: Sendable {
         }
     }
 
-    private func health(_ request: HealthRequest) -> HealthResponse {
+    func health(_ request: HealthRequest) -> HealthResponse {
         let configuration = self.configuration // one snapshot per request, whatever a reload does meanwhile
         let report = source.healthReport()
         let details = showsDetails(request, configuration)
@@ -234,7 +210,7 @@ public struct HealthRouter: Sendable {
     }
 
     /// Liveness: the daemon itself (it answers, and its own checks in the `live` group), never downstream checks.
-    private func livez(_ request: HealthRequest) -> HealthResponse {
+    func livez(_ request: HealthRequest) -> HealthResponse {
         let report = source.ownReport()
         var probes = [Probe(name: "ping", ok: true)]
         probes += report.checks.values.filter { $0.groups.contains(HealthCheckSettings.live) }
@@ -246,7 +222,7 @@ public struct HealthRouter: Sendable {
     /// outside `live` when no check names a group) not unhealthy. Aggregated applications are not the
     /// server's readiness: a daemon unready for a down application would stop being scraped (and its
     /// unit fail `ExecStartPost=`) just when it has news. `/readyz/<app>` answers for one.
-    private func readyz(_ request: HealthRequest) -> HealthResponse {
+    func readyz(_ request: HealthRequest) -> HealthResponse {
         var probes = [Probe(name: "startup", ok: lifecycle.isStarted), Probe(name: "shutdown", ok: !lifecycle.isStopping)]
         probes += readinessChecks(source.healthReport()).map { Probe(name: $0.name, ok: $0.status.state != .unhealthy) }
         return probeResponse("readyz", probes, request)
@@ -263,7 +239,7 @@ public struct HealthRouter: Sendable {
 
     /// `/readyz/<check>`, or `/readyz/<app>`: fails when the check (or the application, or any of its
     /// `<app>/…` components) is unhealthy.
-    private func readyzSingle(_ name: String) -> HealthResponse {
+    func readyzSingle(_ name: String) -> HealthResponse {
         let checks = source.healthReport().checks
         let records = (checks[name].map { [$0] } ?? []) + checks.values.filter { $0.name.hasPrefix(name + "/") }
         guard !records.isEmpty else { return text(404, "no check named \(name)\n") }
@@ -282,31 +258,9 @@ public struct HealthRouter: Sendable {
         return text(ok ? 200 : 503, lines.joined(separator: "\n") + "\n")
     }
 
-    // MARK: /dependencies
-
-    /// The slowest dependencies (`?limit=N`, 10 by default, at most 100), as `DependencySummary` JSON.
-    private func dependencies(_ request: HealthRequest) -> HealthResponse {
-        let asked = request.values("limit").last.flatMap { Int($0) } ?? DependencySummary.defaultLimit
-        let summary = DependencySummary(version: identity.version, startedAt: ProcessMetrics.startTime(),
-                                        statistics: statistics!(), limit: asked)
-        return HealthResponse(status: 200, contentType: "application/json", text: summary.json)
-    }
-
-    // MARK: /events
-
-    /// The container's events numbered after `?after=N` (0 by default), at most `?limit=N`
-    /// (`ContainerEventLog.maxPerRequest`), as JSON; to clients that may see details only, since
-    /// errors and reasons are in them.
-    private func eventLog(_ request: HealthRequest) -> HealthResponse {
-        guard showsDetails(request, configuration) else { return text(403, "the events are details, not shown to this client\n") }
-        let after = request.values("after").last.flatMap { UInt64($0) } ?? 0
-        let limit = min(request.values("limit").last.flatMap { Int($0) } ?? ContainerEventLog.maxPerRequest, ContainerEventLog.maxPerRequest)
-        return HealthResponse(status: 200, contentType: "application/json", text: events!.json(after: after, limit: limit))
-    }
-
     // MARK: /
 
-    private func landingPage() -> HealthResponse {
+    func landingPage() -> HealthResponse {
         let report = source.healthReport()
         var rows = ""
         for name in report.checks.keys.sorted() {
@@ -314,7 +268,7 @@ public struct HealthRouter: Sendable {
             rows += "<tr><td>\(HTML.escape(name))</td><td class=\"\(state)\">\(state)</td></tr>\n"
         }
         var links = ""
-        for route in HealthRoute.all where route.isMounted && !route.components.contains("**") && serves(route) {
+        for route in mountedRoutes where !route.components.contains("**") {
             let href = route.path + (route.isProbe ? "?verbose" : "")
             links += "<li><a href=\"\(href)\">\(route.path)</a>: \(route.formats.joined(separator: ", "))</li>\n"
         }
@@ -333,17 +287,5 @@ public struct HealthRouter: Sendable {
 
             """
         return HealthResponse(status: 200, contentType: "text/html; charset=utf-8", text: page)
-    }
-}
-
-/// Comparison whose time does not depend on where the inputs differ.
-enum ConstantTime {
-    static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        // The lengths are compared whole: lengths that differ by a multiple of 256 must not compare equal.
-        var difference = a.count ^ b.count
-        for index in 0..<max(a.count, b.count) {
-            difference |= Int((index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0))
-        }
-        return difference == 0
     }
 }

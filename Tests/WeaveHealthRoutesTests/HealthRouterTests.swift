@@ -2,7 +2,7 @@ import NIOCore
 import Testing
 import WeaveDI
 import WeaveHealth
-@testable import WeaveHealthServer
+@testable import WeaveHealthRoutes
 import WeavePrometheus
 import WeaveSupport
 

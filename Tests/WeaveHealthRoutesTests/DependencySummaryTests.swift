@@ -3,7 +3,7 @@ import NIOCore
 import Testing
 import WeaveDI
 import WeaveHealth
-@testable import WeaveHealthServer
+@testable import WeaveHealthRoutes
 import WeaveObservability
 import WeavePrometheus
 
@@ -11,7 +11,8 @@ private final class Fast: Sendable {}
 private final class Slow: Sendable {}
 private final class Unused: Sendable {}
 
-private struct NoChecks: HealthSource {
+/// A source with no checks (the routes tests share it).
+struct NoChecks: HealthSource {
     func healthReport() -> HealthReport { HealthReport(checks: [:]) }
     func observedValue(of check: String) -> (value: Double, unit: String)? { nil }
 }
@@ -72,7 +73,7 @@ private struct NoChecks: HealthSource {
                                    source: NoChecks(), lifecycle: ServerLifecycle())
         #expect(await without.handle(HealthRequest(method: "GET", uri: "/dependencies")).status == 404)
         let with = HealthRouter(configuration: HealthServerConfiguration(listeners: []), identity: identity, collectors: [],
-                                source: NoChecks(), lifecycle: ServerLifecycle(), statistics: { container.statistics() })
+                                source: NoChecks(), lifecycle: ServerLifecycle(), routes: [.dependencies { container.statistics() }])
         let response = await with.handle(HealthRequest(method: "GET", uri: "/dependencies?limit=1"))
         #expect(response.status == 200)
         let summary = DependencySummary(json: Array(String(buffer: response.body).utf8))

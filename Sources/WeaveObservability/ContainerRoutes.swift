@@ -1,0 +1,29 @@
+import WeaveDI
+import WeaveHealthRoutes
+import WeavePrometheus
+
+extension HealthRoute {
+    /// `/dependencies`: the slowest dependencies of a container (`?limit=N`, 10 by default, at most
+    /// 100), as `DependencySummary` JSON, with the router's version and this process's start.
+    public static func dependencies(_ statistics: @escaping @Sendable () -> ContainerStatistics) -> HealthRoute {
+        HealthRoute(components: ["dependencies"], formats: ["application/json"], responder: .rendered { request, router in
+            let asked = request.values("limit").last.flatMap { Int($0) } ?? DependencySummary.defaultLimit
+            let summary = DependencySummary(version: router.identity.version, startedAt: ProcessMetrics.startTime(),
+                                            statistics: statistics(), limit: asked)
+            return HealthResponse(status: 200, contentType: "application/json", text: summary.json)
+        })
+    }
+
+    /// `/events`: the container's events numbered after `?after=N` (0 by default), at most
+    /// `?limit=N` (`ContainerEventLog.maxPerRequest`), as JSON; to clients that may see details only,
+    /// since errors and reasons are in them.
+    public static func events(_ log: ContainerEventLog) -> HealthRoute {
+        HealthRoute(components: ["events"], formats: ["application/json"], responder: .rendered { request, router in
+            guard router.showsDetails(request) else { return router.text(403, "the events are details, not shown to this client\n") }
+            let after = request.values("after").last.flatMap { UInt64($0) } ?? 0
+            let limit = min(request.values("limit").last.flatMap { Int($0) } ?? ContainerEventLog.maxPerRequest,
+                            ContainerEventLog.maxPerRequest)
+            return HealthResponse(status: 200, contentType: "application/json", text: log.json(after: after, limit: limit))
+        })
+    }
+}
