@@ -62,9 +62,12 @@ static struct {
     unsigned long (*ERR_peek_error)(void);
     void (*ERR_error_string_n)(unsigned long, char *, size_t);
 } L;
+// Why OpenSSL could not be loaded (empty when it was); set once, by `load`.
 static char load_error[160];
 static pthread_once_t loaded = PTHREAD_ONCE_INIT;
 
+// Fills `L` from Debian's libssl.so.3 and libcrypto.so.3 (run once, by the first context), or says
+// in `load_error` which library or symbol is missing: a check then fails with that reason.
 static void load(void) {
     void *ssl = dlopen("libssl.so.3", RTLD_NOW | RTLD_LOCAL);
     void *crypto = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
@@ -87,12 +90,15 @@ static void load(void) {
 #undef FROM
 }
 
+// Milliseconds on the monotonic clock: deadlines do not move with the wall clock.
 static long long now_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
+// Waits until `fd` is ready for `events` or `deadline` passes: 1 when ready, 0 otherwise. Every
+// socket is non-blocking, so this is the only place a request waits, and never past its deadline.
 static int wait_for(int fd, short events, long long deadline) {
     long long left = deadline - now_ms();
     if (left <= 0) return 0;
@@ -115,6 +121,7 @@ static void ssl_error_text(char *out, size_t capacity, const char *what) {
     L.ERR_clear_error();
 }
 
+// `ssl_error_text` into a result's error.
 static void ssl_error(weave_tls_result *result, const char *what) { ssl_error_text(result->error, sizeof result->error, what); }
 
 // The seconds since the epoch of an ASN.1 time, any date (before 1970 too); 0 when it has none.
@@ -125,6 +132,7 @@ static int asn1_seconds(const ASN1_TIME *time, double *seconds) {
     return 1;
 }
 
+// Keeps the earlier of the result's expiry and `certificate`'s notAfter.
 static void note_expiry(weave_tls_result *result, const X509 *certificate) {
     double expiry;
     if (!certificate || !asn1_seconds(L.X509_get0_notAfter(certificate), &expiry)) return;
@@ -132,6 +140,7 @@ static void note_expiry(weave_tls_result *result, const X509 *certificate) {
     result->has_expiry = 1;
 }
 
+// One check's TLS settings (CAs, client certificate), made once and used by each of its requests.
 struct weave_tls_context {
     SSL_CTX *ssl;
 };
@@ -149,10 +158,12 @@ weave_tls_context *weave_tls_context_new(const unsigned char *ca_pem, size_t ca_
         ssl_error_text(error, error_capacity, "cannot make a TLS context");
         return NULL;
     }
+    // Any version the server offers from TLS 1.0 up: the version used is reported, not refused.
     L.SSL_CTX_ctrl(ssl, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_VERSION, NULL);
     // A peer that closes the connection without close_notify after a complete answer has answered
     // (curl and browsers agree); OpenSSL 3 would call it "unexpected eof while reading".
     L.SSL_CTX_set_options(ssl, SSL_OP_IGNORE_UNEXPECTED_EOF);
+    // The check's own CAs (its ca_file's PEM text), else the system's store.
     if (ca_pem) {
         BIO *bio = L.BIO_new_mem_buf(ca_pem, (int)ca_length);
         X509_STORE *store = L.SSL_CTX_get_cert_store(ssl);
@@ -199,6 +210,9 @@ void weave_tls_context_free(weave_tls_context *context) {
     free(context);
 }
 
+// A connected non-blocking TCP socket to `host`:`port`, trying each address in turn, or -1 with the
+// reason in `result`. getaddrinfo itself can block: the daemon calls this on its blocking-call
+// threads, never where requests are served.
 static int connect_within(const char *host, int port, long long deadline, weave_tls_result *result) {
     char service[8];
     snprintf(service, sizeof service, "%d", port);
@@ -230,7 +244,8 @@ static int connect_within(const char *host, int port, long long deadline, weave_
     return fd;
 }
 
-/// Runs an SSL call that may want to read or write until it succeeds or the deadline passes.
+// After an SSL call returned `status`: waits for what it wants (1: call it again), or says it timed
+// out (0) or failed (-1).
 static int drive(SSL *ssl, int fd, int status, long long deadline) {
     int want = L.SSL_get_error(ssl, status);
     if (want == SSL_ERROR_WANT_READ) return wait_for(fd, POLLIN, deadline) ? 1 : 0;
@@ -238,6 +253,9 @@ static int drive(SSL *ssl, int fd, int status, long long deadline) {
     return -1;
 }
 
+// Connects, shakes hands, records the session (version, verdict, earliest expiry of the chain),
+// sends the request and reads the answer until the server closes or the buffer is full, all within
+// the request's one deadline.
 int weave_tls_get(weave_tls_context *context, const weave_tls_request *request, weave_tls_result *result) {
     memset(result, 0, sizeof *result);
     L.ERR_clear_error(); // what an earlier call on this thread left is not this call's reason
@@ -247,6 +265,7 @@ int weave_tls_get(weave_tls_context *context, const weave_tls_request *request, 
     int outcome = -1;
     SSL *ssl = L.SSL_new(context->ssl);
     if (!ssl) { ssl_error(result, "cannot make a TLS session"); goto done; }
+    // SNI and the name the certificate must match: server_name when the check gives one.
     const char *name = request->server_name ? request->server_name : request->host;
     L.SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name, (void *)name);
     L.SSL_set1_host(ssl, name);
@@ -260,6 +279,7 @@ int weave_tls_get(weave_tls_context *context, const weave_tls_request *request, 
         else ssl_error(result, "the TLS handshake failed");
         goto done;
     }
+    // The session, before the request: a server that then fails to answer still shows its certificate.
     result->handshake_done = 1;
     snprintf(result->version, sizeof result->version, "%s", L.SSL_get_version(ssl));
     long verify = L.SSL_get_verify_result(ssl);

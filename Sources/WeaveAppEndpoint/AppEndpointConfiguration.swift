@@ -1,5 +1,6 @@
 import WeaveHealth
 import WeaveHealthRoutes
+import WeaveHealthServer
 import WeaveObservability
 import WeavePrometheus
 import WeaveSupport

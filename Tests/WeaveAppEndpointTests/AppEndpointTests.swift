@@ -6,6 +6,7 @@ import WeaveAppEndpoint
 import WeaveDI
 import WeaveHealth
 import WeaveHealthRoutes
+import WeaveHealthServer
 import WeavePrometheus
 import WeaveSupport
 import WeaveTestSupport

@@ -3,6 +3,7 @@ import NIOCore
 import WeaveDI
 import WeaveHealth
 import WeaveHealthRoutes
+import WeaveHealthServer
 import WeaveObservability
 import WeavePrometheus
 import WeaveSupport

@@ -1,3 +1,4 @@
+import WeaveHealthServer
 import WeaveSupport
 import WeaveSystemd
 

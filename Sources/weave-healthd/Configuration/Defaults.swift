@@ -1,3 +1,4 @@
+import WeaveHealthServer
 import WeaveSupport
 
 /// Built-in defaults of weave-healthd.

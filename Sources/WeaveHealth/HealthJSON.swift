@@ -1,3 +1,5 @@
+import WeaveSupport
+
 /// An application/health+json document (the IETF health-check draft, as `HealthRouter` writes it)
 /// read into its parts, with no policy of its own: the probe and weave-healthd each decide what a
 /// missing or unknown status means.
