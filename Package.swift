@@ -64,7 +64,10 @@ let package = Package(
         ]),
         // Linux memory pressure (PSI, systemd's MEMORY_PRESSURE_WATCH): evicts the `.cached`
         // instances of the containers it is given.
-        .target(name: "WeaveMemoryPressure", dependencies: ["WeaveDI", "WeaveSupport", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "WeaveMemoryPressure", dependencies: [
+            "WeaveDI", "WeaveSupport", .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
         .testTarget(name: "WeaveMemoryPressureTests", dependencies: ["WeaveMemoryPressure"]),
         // The SwiftNIO server of a `HealthRouter`: listeners, connection limits and deadlines.
         .target(

@@ -4,6 +4,7 @@ import WeavePrometheus
 /// The metric families of a container's statistics snapshot (`weave_resolutions_total`, …), as a
 /// collector of the container that `statistics` reads at each scrape.
 public struct ContainerMetrics: MetricCollector {
+    public var name: String { "container" }
     private let statistics: @Sendable () -> ContainerStatistics
     private let buckets: @Sendable () -> ResolveBuckets
 

@@ -4,6 +4,7 @@ import WeavePrometheus
 /// The metric families of a health report (`weave_health_status{check,state}`, …), as a collector of
 /// the report that `report` returns at each scrape. A check is labelled `check` here and everywhere.
 public struct HealthMetrics: MetricCollector {
+    public var name: String { "health" }
     private let report: @Sendable () async -> HealthReport
 
     public init(report: @escaping @Sendable () async -> HealthReport) {

@@ -2,6 +2,7 @@
 /// identity's instance is `service_instance_id` (OpenTelemetry's name for it), since Prometheus gives
 /// every target an `instance` label that would rename ours to `exported_instance`.
 public struct BuildInfo: MetricCollector {
+    public var name: String { "build_info" }
     public let identity: ServiceIdentity
 
     public init(identity: ServiceIdentity) {

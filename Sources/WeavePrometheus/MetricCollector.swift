@@ -3,6 +3,9 @@
 /// the families of its collectors, listed in one place by whoever composes the server; each family
 /// has exactly one collector as its home.
 public protocol MetricCollector: Sendable {
+    /// What the collector is called where its own figures are shown (weave-healthd's
+    /// `weave_scrape_collector_*{collector}`): short, in snake case. By default the type's name.
+    var name: String { get }
     func collect() async -> [MetricFamily]
     /// The families of a scrape in `format`: `collect()`, unless the collector asks other processes,
     /// which it then asks in a format that keeps what `format` can show (native histograms).
@@ -13,6 +16,7 @@ public protocol MetricCollector: Sendable {
 }
 
 extension MetricCollector {
+    public var name: String { String(describing: Self.self) }
     public var waitsOnOthers: Bool { false }
     public func collect(for format: Exposition.Format) async -> [MetricFamily] { await collect() }
 }

@@ -3,6 +3,7 @@ import WeaveSupport
 /// The standard `process_*` families, read from `/proc/self` at each scrape (as the Go and Python
 /// clients do).
 public struct ProcessMetrics: MetricCollector {
+    public var name: String { "process" }
     public init() {}
 
     public func collect() async -> [MetricFamily] {

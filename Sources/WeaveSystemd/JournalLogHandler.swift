@@ -40,7 +40,7 @@ public struct JournalLogHandler: LogHandler {
     public let writer: JournalWriter
 
     public init(label: String, identifier: String, target: Target = .automatic, fieldPrefix: String = "WEAVE_",
-                metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider, writer: JournalWriter = .shared) {
+                metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider, writer: JournalWriter) {
         precondition(JournalFieldName.isValid(fieldPrefix), "fieldPrefix must be a valid journald field name")
         self.label = label
         self.identifier = identifier

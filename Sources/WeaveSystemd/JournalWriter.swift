@@ -15,6 +15,11 @@ import WeaveSupport
 /// (`dropped`). Callers only ever take a short lock. Once journald takes entries again, one summary
 /// entry (`MESSAGE_ID` `lostEntriesMessageID`) says how many were redirected and dropped.
 /// What each lane delivers keeps the order in which it was logged.
+///
+/// The program makes one and gives it to its handlers (there is no shared one). Its lanes' threads
+/// start at its first entry and run until the process ends: logging must work before any service
+/// of a `ServiceGroup` starts and after the last one stops (the daemon's last entries follow its
+/// group), so they belong to the writer, not to a service. `flush(timeout:)` before exiting.
 public final class JournalWriter: @unchecked Sendable {
     // @unchecked: every mutable property is read and written only with `mutex` held; the lanes'
     // threads and the callers synchronise through it and the two condition variables.
@@ -32,9 +37,6 @@ public final class JournalWriter: @unchecked Sendable {
 
     /// The `MESSAGE_ID` of the summary logged once journald takes entries again after losing some.
     public static let lostEntriesMessageID = "646c4076a6fc4b3aa2a7771041bcbac6"
-
-    /// The writer every `JournalLogHandler` uses unless given another.
-    public static let shared = JournalWriter()
 
     /// The most entries each lane holds.
     public let capacity: Int

@@ -89,8 +89,10 @@ case "journal": logTarget = .journal
 case "stderr": logTarget = .standardError
 case let other: fail("weave-healthd: WEAVE_LOG_TARGET must be auto, journal or stderr, not '\(other)'", ExitCode.usage)
 }
+// The daemon's one writer: every handler's entries go through its lanes, in order.
+let journal = JournalWriter()
 LoggingSystem.bootstrap { label in
-    var handler = JournalLogHandler(label: label, identifier: "weave-healthd", target: logTarget)
+    var handler = JournalLogHandler(label: label, identifier: "weave-healthd", target: logTarget, writer: journal)
     handler.logLevel = logLevel
     return handler
 }
@@ -140,7 +142,6 @@ let source = DaemonSource(await Runtime(configuration: configuration, group: gro
                                        ownSockets: serverConfiguration.listeners.compactMap(\.unixPath)))
 var pressure = MemoryPressureConfiguration()
 pressure.trigger = configuration.memoryPressureTrigger
-MemoryPressureMonitor(configuration: pressure, containers: { [source.runtime.container] }).start()
 let identity = ServiceIdentity(serviceID: "weave-healthd", description: "health of the checks weave-healthd runs",
                                version: Defaults.version)
 let reloadOutcomes = ReloadMetrics()
@@ -149,7 +150,7 @@ let reloadOutcomes = ReloadMetrics()
 let own: [any MetricCollector] = [
     ContainerMetrics(buckets: { source.runtime.configuration.resolveBuckets }) { source.runtime.container.statistics() },
     HealthMetrics { source.runtime.monitor.latestReport },
-] + DaemonOnlyCollectors.all(source: source, reloads: reloadOutcomes) + [
+] + DaemonOnlyCollectors.all(source: source, reloads: reloadOutcomes, journal: journal) + [
     ProcessMetrics(),
     BuildInfo(identity: identity),
 ]
@@ -166,7 +167,9 @@ let (reloads, reloadContinuation) = AsyncStream<Runtime>.makeStream()
 
 var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
     // Listed in start order; graceful shutdown runs in reverse: STOPPING=1 goes out, reloads stop,
-    // then the server fails readiness and drains, then the checks are cancelled.
+    // then the server fails readiness and drains, then the checks are cancelled, then the
+    // memory-pressure watch stops.
+    .init(service: MemoryPressureMonitor(configuration: pressure, containers: { [source.runtime.container] })),
     .init(service: MonitorService(source: source, lifecycle: lifecycle, reloads: reloads, listening: { server.boundListeners != nil })),
     .init(service: AppHealthService(source: source, trimmer: trimmer)),
     .init(service: StatusHistoryService(source: source, history: history)),
@@ -178,9 +181,11 @@ var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
     .init(service: NotifyService(notifier: notifier, server: server, source: source, lifecycle: lifecycle, group: group,
                                  logger: logger)),
 ]
+#if DEBUG
 if TestHooksService.isEnabled {
     services.append(.init(service: TestHooksService(source: source, group: group, logger: logger)))
 }
+#endif
 var groupConfiguration = ServiceGroupConfiguration(
     services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
 // Within 2 s of SIGTERM in all (docs/configuration.md): what has not drained in 1.5 s is cancelled,
@@ -190,7 +195,7 @@ groupConfiguration.maximumGracefulShutdownDuration = .milliseconds(1_500)
 /// wait for it). `_exit`, not `exit`: a blocking call may still run on one of `blocking`'s threads (an
 /// https check inside OpenSSL), and `exit`'s handlers would tear OpenSSL down under it.
 func end(_ status: Int32) -> Never {
-    JournalWriter.shared.flush(timeout: .milliseconds(300))
+    journal.flush(timeout: .milliseconds(300))
     fflush(nil)
     _exit(status)
 }

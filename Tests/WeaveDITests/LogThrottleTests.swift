@@ -31,6 +31,21 @@ import WeaveSupport
         #expect(summaries.withLock { $0 } == 0)
     }
 
+    /// A window's summary task holds its throttle weakly: a released container leaves no task
+    /// behind holding it, and says nothing after it is gone.
+    @Test func aReleasedThrottleEndsItsWindows() async throws {
+        let summaries = Mutex(0)
+        weak var released: LogThrottle?
+        do {
+            let throttle = LogThrottle(limit: LogRateLimit(burst: 1, window: .milliseconds(50)))
+            released = throttle
+            for _ in 0..<3 { _ = throttle.admit("slow", summary: { _, _ in summaries.withLock { $0 += 1 } }) }
+        }
+        #expect(released == nil)
+        try await Task.sleep(for: .milliseconds(150))
+        #expect(summaries.withLock { $0 } == 0)
+    }
+
     @Test func everyEventHasItsOwnValidMessageID() {
         let ids = WeaveEvent.containerEvents.map(\.messageID)
         #expect(Set(ids).count == WeaveEvent.containerEvents.count)

@@ -48,6 +48,19 @@ private enum Orphan: FeatureModule {
         #expect(ModuleManager.isConfigured("test.app"))
     }
 
+    /// A module is configured once per container, not once per process: another container (a
+    /// test's) configures it afresh, and registers in itself.
+    @Test func eachContainerConfiguresItsOwnModules() async throws {
+        let container = Container()
+        try await withContainer(container) {
+            #expect(!ModuleManager.isConfigured("test.network"))
+            try await ModuleManager.configureModules([NetworkModule.self])
+            #expect(ModuleManager.isConfigured("test.network"))
+        }
+        #expect(container.configuredModules.withLock { $0 } == ["test.network"])
+        #expect(!Container().configuredModules.withLock { $0.contains("test.network") })
+    }
+
     @Test func moduleCycleThrowsWithThePath() async {
         await #expect(throws: ModuleError.cycle(["loop.a", "loop.b", "loop.a"])) {
             try await ModuleManager.configureModules([LoopA.self, LoopB.self])

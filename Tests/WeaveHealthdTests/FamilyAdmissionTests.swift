@@ -3,6 +3,7 @@ import Testing
 @testable import weave_healthd
 import WeaveObservability
 import WeavePrometheus
+import WeaveSystemd
 
 @Suite struct FamilyAdmissionTests {
     static func family(_ name: String, _ kind: MetricFamily.Kind, app: String) -> MetricFamily {
@@ -23,9 +24,9 @@ import WeavePrometheus
         let runtime = await Runtime(configuration: configuration, group: MultiThreadedEventLoopGroup.singleton,
                                     connections: ConnectionPool(capacity: 1), blocking: BlockingCalls())
         let source = DaemonSource(runtime)
-        runtime.observations.record("c", perfdata: Perfdata.Kind.allCases.map { Perfdata(label: "x", value: 1, kind: $0) })
+        runtime.observations.record("c", Perfdata.Kind.allCases.map { Perfdata(label: "x", value: 1, kind: $0) })
         let textfiles = Textfiles(blocking: BlockingCalls()) { source.runtime.configuration.textfile }
-        let collectors = DaemonOnlyCollectors.all(source: source, reloads: ReloadMetrics())
+        let collectors = DaemonOnlyCollectors.all(source: source, reloads: ReloadMetrics(), journal: JournalWriter())
             + [AppMetrics(fleet: { source.runtime.apps }, textfiles: textfiles)]
         var names: [String] = []
         for collector in collectors { names += await collector.collect().map(\.name) }

@@ -29,6 +29,8 @@ public final class Container: @unchecked Sendable {
     /// `.cached` instances dropped by `evictCached()`, and memory-pressure events relieved.
     let evictions = Atomic<UInt64>(0)
     let pressureEvents = Atomic<UInt64>(0)
+    /// The names of the `FeatureModule`s configured in this container (`ModuleManager`).
+    let configuredModules = Locked<Set<String>>([])
     /// Where this container's logs and hook events go.
     public let instrumentation: Instrumentation
 

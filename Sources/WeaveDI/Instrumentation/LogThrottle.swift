@@ -66,10 +66,11 @@ public final class LogThrottle: Sendable {
             return (false, window.suppressed == 1 ? window.start + limit.window : nil, limit.window)
         }
         if let closeAt = decision.closeAt {
-            Task.detached { [self] in
+            // Holds the throttle weakly: a released container's windows end with it, summary and all.
+            Task.detached { [weak self] in
                 try? await Task.sleep(until: closeAt, clock: .continuous)
-                let suppressed = close(key)
-                if suppressed > 0 { summary(suppressed, decision.window) }
+                guard let suppressed = self?.close(key), suppressed > 0 else { return }
+                summary(suppressed, decision.window)
             }
         }
         return decision.admitted

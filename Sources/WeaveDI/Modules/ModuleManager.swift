@@ -1,28 +1,27 @@
-import WeaveSupport
-
-/// Configures `FeatureModule`s in dependency order, each one once per process.
+/// Configures `FeatureModule`s in dependency order, each one once per container: the current one
+/// (`Container.current`), where a module's `configure()` registers. The container keeps which were
+/// configured, so a test's container (`withContainer`) configures them afresh.
 public enum ModuleManager {
-    private static let configured = Locked<Set<String>>([])
-
-    /// Configures `modules` (and none twice), dependencies first. Throws `ModuleError` on a cycle,
-    /// a missing dependency or a duplicate name, before configuring anything.
+    /// Configures `modules` (and none twice) in the current container, dependencies first. Throws
+    /// `ModuleError` on a cycle, a missing dependency or a duplicate name, before configuring anything.
     public static func configureModules(_ modules: [any FeatureModule.Type]) async throws(ModuleError) {
-        for module in try order(modules) {
-            let isNew = configured.withLock { $0.insert(module.name).inserted }
+        let container = Container.current
+        for module in try order(modules, in: container) {
+            let isNew = container.configuredModules.withLock { $0.insert(module.name).inserted }
             guard isNew else { continue }
             await module.configure()
-            Container.current.instrumentation.log(.registration, .debug, "Configured module \(module.name)",
-                                                  metadata: ["module": "\(module.name)"])
+            container.instrumentation.log(.registration, .debug, "Configured module \(module.name)",
+                                          metadata: ["module": "\(module.name)"])
         }
     }
 
-    /// Whether a module of this name has been configured.
+    /// Whether a module of this name has been configured in the current container.
     public static func isConfigured(_ name: String) -> Bool {
-        configured.withLock { $0.contains(name) }
+        Container.current.configuredModules.withLock { $0.contains(name) }
     }
 
     /// `modules` in an order where every module follows its dependencies (depth-first, stable).
-    static func order(_ modules: [any FeatureModule.Type]) throws(ModuleError) -> [any FeatureModule.Type] {
+    static func order(_ modules: [any FeatureModule.Type], in container: Container) throws(ModuleError) -> [any FeatureModule.Type] {
         var byName: [String: any FeatureModule.Type] = [:]
         for module in modules {
             if let existing = byName[module.name], existing != module { throw .duplicateName(module.name) }
@@ -41,7 +40,7 @@ public enum ModuleManager {
             for dependency in module.dependencies() {
                 if let next = byName[dependency] {
                     try visit(next)
-                } else if !isConfigured(dependency) {
+                } else if !container.configuredModules.withLock({ $0.contains(dependency) }) {
                     throw .missingDependency(module: module.name, dependency: dependency)
                 }
             }

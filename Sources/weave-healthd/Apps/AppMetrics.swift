@@ -30,8 +30,7 @@ struct AppMetrics: MetricCollector {
     func collect(for format: Exposition.Format) async -> [MetricFamily] {
         async let asked = fleet().scrape(native: format == .protobuf)
         async let read = textfiles?.read() ?? []
-        var daemon: [MetricFamily] = []
-        for collector in own { daemon += await collector.collect() }
+        let daemon = await CollectorRuns.collect(own)
         let scrapes = await asked
         defer { if !scrapes.isEmpty { trimmer?.burstEnded() } }
         let apps: [MetricFamily] = [

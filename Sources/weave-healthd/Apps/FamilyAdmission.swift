@@ -34,7 +34,7 @@ enum FamilyAdmission {
     /// and fails on a family outside them, so a new collector cannot leave its names open.
     /// (Not `weave_check_` whole: `weave_check_last_success_timestamp_seconds` is every container's.)
     static let reservedPrefixes = ["weave_app_", "weave_config_", "weave_log_", "weave_check_perfdata", "weave_check_tls_",
-                                   "weave_systemd_unit_", "weave_textfile_"]
+                                   "weave_systemd_unit_", "weave_textfile_", "weave_scrape_collector_"]
 
     /// `own` (the daemon's families, kept whole) and the families of `apps` that may join them, in
     /// that order, with what was left out. An application's families are taken in its order, and

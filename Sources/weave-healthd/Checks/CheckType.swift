@@ -1,6 +1,7 @@
 import NIOCore
 import WeaveDI
 import WeaveHealth
+import WeavePrometheus
 
 /// The options of one type of check, as `type:` names it in the configuration: its keys, how they
 /// are read (with positioned errors), and the check it makes. Each type lives in one file under
@@ -15,6 +16,14 @@ protocol CheckOptions: Sendable {
     init(_ fields: ConfigurationFields) throws(ConfigurationError)
     /// The check, made in the runtime that runs it.
     func makeCheck(_ context: CheckContext) -> any HealthCheckable
+}
+
+/// A check type with metric families of its own, made from what its checks observed: the type's
+/// file says them, and `CheckTypes.all` lists it once, as for any type. Their names must be under
+/// `FamilyAdmission.reservedPrefixes` (a test renders them).
+protocol CheckMetrics: CheckOptions {
+    /// The families of the current runtime's checks of this type.
+    static func families(_ observations: Observations) -> [MetricFamily]
 }
 
 /// What a check gets from the runtime that runs it.
@@ -37,6 +46,9 @@ enum CheckTypes {
         TCPCheck.Options.self, HTTPCheck.Options.self, DNSCheck.Options.self, ExecCheck.Options.self, DiskCheck.Options.self,
         MemoryPressureCheck.Options.self, FileCheck.Options.self, ContainerCheck.Options.self, SystemdUnitCheck.Options.self,
     ]
+
+    /// The types with metric families of their own.
+    static var withMetrics: [any CheckMetrics.Type] { all.compactMap { $0 as? any CheckMetrics.Type } }
 
     /// The keys every check has.
     static let commonKeys: Set<String> = ["name", "type", "interval", "timeout", "failures_before_unhealthy",

@@ -1,4 +1,5 @@
 import WeaveHealth
+import WeavePrometheus
 import WeaveSupport
 
 /// Runs a command with Nagios plugin semantics: exit 0 healthy, 1 degraded, 2 unhealthy, 3 or
@@ -23,7 +24,9 @@ struct ExecCheck: HealthCheckable {
             return .unhealthy(error: CheckFailure("cannot run \(command[0]): \(error)"))
         }
         let output = NagiosOutput(result.output)
-        observations.record(name, perfdata: output.perfdata)
+        // The first item of each label: a plugin that repeats a label must not make duplicate series.
+        var labels: Set<String> = []
+        observations.record(name, output.perfdata.filter { labels.insert($0.label).inserted })
         observations.record(name, value: Double(result.status), unit: "exit")
         let reason = output.text.isEmpty ? "exit status \(result.status)" : output.text
         switch result.status {
@@ -161,4 +164,24 @@ private func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer
     let pointers = strings.map { strdup($0) } + [nil]
     defer { for pointer in pointers { free(pointer) } }
     return body(pointers)
+}
+
+extension ExecCheck.Options: CheckMetrics {
+    /// The perfdata of the exec checks, `{check,label}`, one family per kind of unit so that each
+    /// name says its unit: `weave_check_perfdata_seconds`, `_bytes`, `_ratio`, `_total` (unit `c`,
+    /// a counter) and `_value` (no unit).
+    static func families(_ observations: Observations) -> [MetricFamily] {
+        var samples: [Perfdata.Kind: [([(String, String)], Double)]] = [:]
+        for (check, items) in observations.all([Perfdata].self).sorted(by: { $0.key < $1.key }) {
+            for item in items { samples[item.kind, default: []].append(([("check", check), ("label", item.label)], item.value)) }
+        }
+        let help = "Perfdata of exec checks (Nagios plugins)"
+        return [
+            .gauge("weave_check_perfdata_seconds", help + " measured in time, in seconds.", unit: "seconds", samples[.seconds] ?? []),
+            .gauge("weave_check_perfdata_bytes", help + " measured in bytes (B, KB, MB, GB, TB).", unit: "bytes", samples[.bytes] ?? []),
+            .gauge("weave_check_perfdata_ratio", help + " given in percent, as a ratio (80% is 0.8).", unit: "ratio", samples[.ratio] ?? []),
+            .counter("weave_check_perfdata", help + " that are continuous counters (unit c).", samples[.counter] ?? []),
+            .gauge("weave_check_perfdata_value", help + " without a unit.", samples[.plain] ?? []),
+        ]
+    }
 }

@@ -1,5 +1,6 @@
 import NIOCore
 import WeaveHealth
+import WeavePrometheus
 import WeaveSupport
 
 /// GETs a URL: healthy when the status is in the expected range and the body (first 64 KiB)
@@ -58,12 +59,12 @@ struct HTTPCheck: HealthCheckable {
         let response: TLSFetch.Response
         switch outcome {
         case .failure(let failure):
-            observations.record(name, tls: nil)
+            observations.record(name, nil as TLSFetch.Session?)
             return .unhealthy(error: CheckFailure("GET \(url.description) failed: \(failure)"))
         case .success(let answer):
             response = answer
         }
-        observations.record(name, tls: response.session)
+        observations.record(name, response.session)
         observations.record(name, value: Double(response.status), unit: "status")
         let session = response.session
         let expiry = session.earliestExpiry.map { Self.expiry($0) } ?? "has no expiry date"
@@ -179,5 +180,29 @@ extension HTTPCheck {
                       timeout: context.timeout, group: context.group, client: TLSFetch.Client(options: tls.options),
                       blocking: context.blocking, observations: context.observations)
         }
+    }
+}
+
+extension HTTPCheck.Options: CheckMetrics {
+    /// The TLS sessions of the https checks, `{check}`: the earliest certificate expiry of the chain
+    /// the server sent (blackbox_exporter's `probe_ssl_earliest_cert_expiry`), the TLS version, and
+    /// whether the chain verified.
+    static func families(_ observations: Observations) -> [MetricFamily] {
+        var expiry: [([(String, String)], Double)] = []
+        var version: [([(String, String)], Double)] = []
+        var verified: [([(String, String)], Double)] = []
+        for (check, session) in observations.all(TLSFetch.Session.self).sorted(by: { $0.key < $1.key }) {
+            if let earliest = session.earliestExpiry { expiry.append(([("check", check)], earliest)) }
+            version.append(([("check", check), ("version", session.version)], 1))
+            verified.append(([("check", check)], session.verified ? 1 : 0))
+        }
+        return [
+            .gauge("weave_check_tls_cert_expiry_timestamp_seconds",
+                   "The earliest expiry among the certificates an https check's server sent, in seconds since the Unix epoch.",
+                   unit: "seconds", expiry),
+            .gauge("weave_check_tls_version_info", "The TLS version an https check's session used; the value is always 1.", version),
+            .gauge("weave_check_tls_verified", "Whether an https check's certificate chain verified against its CAs and name (1) or not (0).",
+                   verified),
+        ]
     }
 }

@@ -1,4 +1,5 @@
 import WeaveHealth
+import WeavePrometheus
 import WeaveSystemd
 
 /// A systemd unit is active, asked of the host's systemd over D-Bus (sd-bus): `active` is healthy;
@@ -15,10 +16,10 @@ struct SystemdUnitCheck: HealthCheckable {
     func healthCheck() async -> HealthStatus {
         switch await SystemdUnit.read(unit, timeout: timeout, on: blocking) {
         case .failure(let failure):
-            observations.record(name, unit: nil)
+            observations.record(name, nil as SystemdUnit?)
             return .unhealthy(error: CheckFailure("\(unit): \(failure)"))
         case .success(let status):
-            observations.record(name, unit: status.loadState == "not-found" ? nil : status)
+            observations.record(name, status.loadState == "not-found" ? nil : status)
             return Self.health(status)
         }
     }
@@ -79,5 +80,30 @@ extension SystemdUnit {
         } catch {
             return .failure(Failure(description: "systemd was not asked: \(error)", reachedBus: false))
         }
+    }
+}
+
+extension SystemdUnitCheck.Options: CheckMetrics {
+    /// systemd's active states, the state set's members.
+    static let states = ["active", "reloading", "inactive", "failed", "activating", "deactivating"]
+
+    /// The units the checks last read, `{check,unit}`: the active state as a state set, the
+    /// service's restarts (`NRestarts`), and when it entered its state.
+    static func families(_ observations: Observations) -> [MetricFamily] {
+        var states: [([(String, String)], Double)] = []
+        var restarts: [([(String, String)], Double)] = []
+        var changes: [([(String, String)], Double)] = []
+        for (check, unit) in observations.all(SystemdUnit.self).sorted(by: { $0.key < $1.key }) {
+            let labels = [("check", check), ("unit", unit.name)]
+            for state in Self.states { states.append((labels + [("state", state)], unit.activeState == state ? 1 : 0)) }
+            if let count = unit.restarts { restarts.append((labels, Double(count))) }
+            if let time = unit.stateChangedAt { changes.append((labels, time)) }
+        }
+        return [
+            .gauge("weave_systemd_unit_state", "A systemd unit's active state as a state set: 1 for its current state, 0 for the others.", states),
+            .counter("weave_systemd_unit_restarts", "How often systemd restarted the service (NRestarts).", restarts),
+            .gauge("weave_systemd_unit_state_change_timestamp_seconds", "When the unit entered its current state, in seconds since the Unix epoch.",
+                   unit: "seconds", changes),
+        ]
     }
 }

@@ -3,6 +3,7 @@ import WeaveSystemd
 
 /// What the log writer could not deliver to journald in time (`weave_log_entries_*_total`).
 struct LogMetrics: MetricCollector {
+    var name: String { "log" }
     let writer: JournalWriter
 
     func collect() async -> [MetricFamily] {

@@ -4,6 +4,7 @@ import WeaveSupport
 /// `weave_config_last_reload_successful` and `weave_config_last_reload_success_timestamp_seconds`,
 /// as Prometheus exports its own: loading the file at startup is the first successful load.
 final class ReloadMetrics: MetricCollector {
+    var name: String { "reload" }
     private let state = Locked<(successful: Bool, successAt: Double)>((true, WallClock.now()))
 
     /// Records the outcome of a reload of the configuration file.

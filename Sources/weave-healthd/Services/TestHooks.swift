@@ -5,7 +5,9 @@ import UnixSignals
 import WeaveDI
 import WeaveSupport
 
-/// Faults for the integration tests, enabled only with `WEAVE_HEALTHD_TEST_HOOKS=1`:
+#if DEBUG
+/// Faults for the integration tests, in debug builds only (the package's release build has none),
+/// enabled with `WEAVE_HEALTHD_TEST_HOOKS=1`:
 /// SIGUSR1 blocks the event loop for 3 s (the watchdog pings must stop), SIGUSR2 makes 1,000
 /// failing resolves in a hot loop (the log must summarise them).
 struct TestHooksService: Service {
@@ -36,3 +38,4 @@ struct TestHooksService: Service {
         for _ in 0..<count { _ = container.resolve(Unregistered.self) }
     }
 }
+#endif

@@ -31,7 +31,8 @@ while let option = arguments.popFirst() {
 
 // 1. Logs, and the container's slow-resolution, error and memory-pressure events, go to journald
 //    under this service's own name (standard error when there is no journal).
-LoggingSystem.bootstrap { [name] in JournalLogHandler(label: $0, identifier: name, target: .journal) }
+let journal = JournalWriter()
+LoggingSystem.bootstrap { [name] in JournalLogHandler(label: $0, identifier: name, target: .journal, writer: journal) }
 
 // 2. The services, registered in the live container that UnifiedDI and @Inject use.
 UnifiedDI.register(Database.self, scope: .singleton) { Database() }
@@ -83,3 +84,4 @@ router.addWeaveHealthRoutes(endpoint.router)
 let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
                       services: [endpoint], logger: Logger(label: name))
 try await app.runService()
+journal.flush(timeout: .milliseconds(300)) // the last entries, before the process ends

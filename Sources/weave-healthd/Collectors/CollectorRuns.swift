@@ -1,0 +1,39 @@
+import WeavePrometheus
+import WeaveSupport
+
+/// The daemon's own collectors, collected in order, each timed and each checked against those
+/// before it: every family has one home, so a family whose names an earlier collector's family
+/// rendered is left out, and its collector's success is 0. node_exporter's
+/// `node_scrape_collector_duration_seconds` and `_success`, as `weave_scrape_collector_*{collector}`.
+enum CollectorRuns {
+    static func collect(_ collectors: [any MetricCollector]) async -> [MetricFamily] {
+        var families: [MetricFamily] = []
+        var claimed: Set<String> = []
+        var durations: [([(String, String)], Double)] = []
+        var successes: [([(String, String)], Double)] = []
+        for collector in collectors {
+            let start = ContinuousClock.now
+            let collected = await collector.collect()
+            let duration = ContinuousClock.now - start
+            var kept = true
+            for family in collected {
+                let names = FamilyAdmission.renderedNames(family)
+                guard !names.contains(where: claimed.contains) else {
+                    kept = false
+                    continue
+                }
+                claimed.formUnion(names)
+                families.append(family)
+            }
+            durations.append(([("collector", collector.name)], duration.totalSeconds))
+            successes.append(([("collector", collector.name)], kept ? 1 : 0))
+        }
+        return families + [
+            .gauge("weave_scrape_collector_duration_seconds", "How long each of the daemon's own collectors took in this scrape.",
+                   unit: "seconds", durations),
+            .gauge("weave_scrape_collector_success",
+                   "Whether every family of the collector was kept (1), or one was left out because another collector had rendered its name (0).",
+                   successes),
+        ]
+    }
+}

@@ -1,0 +1,45 @@
+import Testing
+@testable import weave_healthd
+import WeavePrometheus
+
+private struct Fixed: MetricCollector {
+    let name: String
+    let families: [MetricFamily]
+    var delay: Duration = .zero
+    func collect() async -> [MetricFamily] {
+        if delay > .zero { try? await Task.sleep(for: delay) }
+        return families
+    }
+}
+
+@Suite struct CollectorRunsTests {
+    /// Every collector is timed and named; a family a second collector renders under a name the
+    /// first took is left out, and that collector's success is 0 (one home per family).
+    @Test func eachCollectorIsTimedAndASecondHomeFails() async {
+        let families = await CollectorRuns.collect([
+            Fixed(name: "first", families: [.gauge("weave_test_a", "A.", [([], 1)])], delay: .milliseconds(50)),
+            Fixed(name: "second", families: [.counter("weave_test_a", "A again, as a counter.", [([], 2)]),
+                                             .gauge("weave_test_b", "B.", [([], 3)])]),
+        ])
+        #expect(families.map(\.name) == ["weave_test_a", "weave_test_b", "weave_scrape_collector_duration_seconds",
+                                         "weave_scrape_collector_success"])
+        #expect(families[0].kind == .gauge, "the first home keeps the name")
+        let durations = Dictionary(uniqueKeysWithValues: families[2].samples.map { ($0.labels[0].1, $0.value) })
+        #expect(durations["first"].map { $0 >= 0.05 && $0 < 5 } == true)
+        #expect(durations["second"].map { $0 >= 0 && $0 < 0.05 } == true)
+        let success = Dictionary(uniqueKeysWithValues: families[3].samples.map { ($0.labels[0].1, $0.value) })
+        #expect(success == ["first": 1, "second": 0])
+    }
+
+    /// The check types with metric families are the ones whose file says them, each a collector
+    /// of its own, named after the type.
+    @Test func checkTypesBringTheirFamilies() {
+        #expect(CheckTypes.withMetrics.map { "check_\($0.typeName)" } == ["check_http", "check_exec", "check_systemd_unit"])
+        let observations = Observations()
+        observations.record("disk", [Perfdata(label: "used", value: 0.5, kind: .ratio)])
+        let exec = ExecCheck.Options.families(observations)
+        #expect(exec.first { $0.name == "weave_check_perfdata_ratio" }?.samples.map(\.value) == [0.5])
+        observations.record("disk", nil as [Perfdata]?)
+        #expect(ExecCheck.Options.families(observations).allSatisfy { $0.samples.isEmpty }, "nil forgets a check's observation")
+    }
+}
