@@ -62,6 +62,22 @@ import WeaveSupport
 
     /// Read as it arrives, a byte at a time, a response is the one read whole, and is complete
     /// only at its last byte; for a chunked body and one with a Content-Length.
+    /// The daemon's https checks read with the same reader: an answer cut where their buffer filled
+    /// gives the body that came (`.cut`); one the server cut short is refused (`.closed`).
+    @Test func aCutAnswerGivesWhatCameAndAClosedOneMustBeWhole() throws {
+        for text in ["HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n64\r\nde"] {
+            var cut = HTTPReplyReader(maxBytes: .max)
+            cut.append(Array(text.utf8)[...])
+            #expect(try cut.reply(.cut)?.body == Array("abc".utf8), "\(text)")
+            var closed = HTTPReplyReader(maxBytes: .max)
+            closed.append(Array(text.utf8)[...])
+            #expect(throws: HTTPReplyError.self) { try closed.reply(.closed) }
+        }
+        var bounded = HTTPReplyReader(maxBytes: 10)
+        bounded.append(Array("HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n".utf8)[...])
+        #expect(throws: HTTPReplyError.self) { try bounded.reply(.open) }
+    }
+
     @Test func aResponseReadAByteAtATimeIsTheResponseReadWhole() throws {
         let body = Array((0..<3_000).map { "line \($0)\n" }.joined().utf8)
         var chunks: [UInt8] = []
@@ -74,10 +90,10 @@ import WeaveSupport
             Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body,
         ]
         for response in responses {
-            var reader = ReplyReader()
+            var reader = HTTPReplyReader(maxBytes: HTTPProbe.maxResponseBytes)
             for (index, byte) in response.enumerated() {
                 reader.append([byte][...])
-                let reply = try reader.reply(complete: false)
+                let reply = try reader.reply(.open)
                 #expect((reply == nil) == (index < response.count - 1 - (response.last == 10 && response[response.count - 2] == 13 ? 2 : 0)))
                 if let reply {
                     #expect(reply.body == body)

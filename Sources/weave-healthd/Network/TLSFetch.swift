@@ -99,39 +99,17 @@ enum TLSFetch {
                               verifyError: result.verified != 0 ? nil : text(of: &result.verify_error),
                               earliestExpiry: result.has_expiry != 0 ? result.earliest_expiry : nil)
         guard code == 0 else { throw FetchFailure("\(error) (after a \(session.version) handshake)") }
-        let (status, body) = try parse(Array(answer.prefix(result.answer_length)))
-        return Response(session: session, status: status, body: Array(body.prefix(maxBodyBytes)))
-    }
-
-    /// The status and the body of a raw HTTP/1.x response (chunked bodies joined).
-    static func parse(_ bytes: [UInt8]) throws(FetchFailure) -> (Int, [UInt8]) {
-        let separator: [UInt8] = [13, 10, 13, 10]
-        guard let end = bytes.firstRange(of: separator) else { throw FetchFailure("the response has no complete header") }
-        let head = String(decoding: bytes[..<end.lowerBound], as: UTF8.self)
-        let lines = head.split(separator: "\r\n", omittingEmptySubsequences: false)
-        let words = lines.first?.split(separator: " ") ?? []
-        guard words.count >= 2, words[0].hasPrefix("HTTP/1."), let status = Int(words[1]), (100...599).contains(status) else {
-            throw FetchFailure("the response does not begin with an HTTP/1.x status line")
+        // The answer ends where the server closed, or where the buffer filled: then the body is what came of it.
+        var reader = HTTPReplyReader(maxBytes: .max)
+        reader.append(answer[..<result.answer_length])
+        let reply: HTTPReply?
+        do {
+            reply = try reader.reply(result.truncated != 0 ? .cut : .closed)
+        } catch {
+            throw FetchFailure("\(error.reason) (after a \(session.version) handshake)")
         }
-        var body = Array(bytes[end.upperBound...])
-        let chunked = lines.dropFirst().contains { $0.lowercased().hasPrefix("transfer-encoding:") && $0.lowercased().contains("chunked") }
-        if chunked { body = dechunk(body) }
-        return (status, body)
-    }
-
-    /// A chunked body's data, as far as it goes.
-    private static func dechunk(_ bytes: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        var index = 0
-        while let lineEnd = bytes[index...].firstRange(of: [13, 10]) {
-            let sizeText = String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";").first ?? ""
-            guard let size = Int(sizeText.trimmingWhitespace(), radix: 16), size > 0 else { break }
-            let start = lineEnd.upperBound
-            let stop = min(bytes.count, start + size)
-            out += bytes[start..<stop]
-            index = min(bytes.count, stop + 2)
-        }
-        return out
+        guard let reply else { throw FetchFailure("the connection closed without an answer (after a \(session.version) handshake)") }
+        return Response(session: session, status: reply.status, body: Array(reply.body.prefix(maxBodyBytes)))
     }
 
     private static func text<T>(of field: inout T) -> String {
