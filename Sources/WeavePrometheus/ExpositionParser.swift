@@ -219,81 +219,39 @@ public enum ExpositionParser {
             return false
         }
 
+        /// Where a sample line's parts are once its name and labels are read.
+        struct SampleHead {
+            /// After `}`, or after the name.
+            var cursor: Int
+            var nameEnd: Int
+            /// After `{`, when there is a label set; -1 otherwise.
+            var labelsStart = -1
+            /// Whether a label has a name the prefix adds.
+            var renames = false
+            /// The hash of its labels but the special one (`le`, `quantile`).
+            var series: UInt64 = 0
+            /// Where the special label's value is.
+            var special: Range<Int>?
+        }
+
         /// `name{labels} value [timestamp] [# exemplar]`, written to `sink` as `name{prefix,labels} value`.
         mutating func sample(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) throws(Failure) {
-            var cursor: Int
-            let nameEnd: Int
-            var labelsStart = -1 // after `{`, when there is a label set
-            var renames = false // whether a label has a name the prefix adds
-            var series: UInt64 = 0 // the hash of its labels but the special one (`le`, `quantile`)
-            var special: Range<Int>? // where the special label's value is
+            let head: SampleHead
             if let last = repeatable, end - start > last.count + last.lastName,
                memcmp(base + start, base + last.lineStart, last.count + last.lastName) == 0 {
-                // The same bytes as the last line's up to its last label's value, in the same family:
-                // valid there, so valid here. Only the rest of the line is read.
-                nameEnd = start + last.nameEnd
-                labelsStart = start + last.labelsStart
-                let afterValue = try labelValueEnd(base, from: start + last.count + last.lastName, end: end) + 1
-                guard afterValue < end else { throw fail("unterminated label set") }
-                if base[afterValue] == UInt8(ascii: ",") {
+                guard let repeated = try repeatedHead(base, start, end, last) else {
                     // More labels than the last line had: read whole, so that every name is compared
                     // with every other.
                     repeatable = nil
                     return try sample(base, start, end)
                 }
-                guard base[afterValue] == UInt8(ascii: "}") else { throw fail("expected , or } after a label value") }
-                cursor = afterValue + 1
-                renames = last.renames || last.lastRenames
-                repeatable!.lineStart = start
-                let lastValue = start + last.count + last.lastName..<afterValue - 1
-                if last.lastIsSpecial {
-                    (series, special) = (last.seriesBeforeLast, lastValue)
-                } else {
-                    let name = start + last.count..<start + last.count + last.lastName - 2
-                    (series, special) = (last.seriesBeforeLast &+ Reader.pairHash(base, name, lastValue), last.specialBeforeLast)
-                }
+                head = repeated
             } else {
                 repeatable = nil
-                // Most lines begin with the open family's name, which its TYPE line showed valid: only
-                // the suffix after it is scanned.
-                let suffixStart = start + familyName.count
-                let opensWithFamily = !families.isEmpty && suffixStart <= end && memcmp(base + start, base + familyName.start, familyName.count) == 0
-                cursor = ExpositionParser.nameEnd(base, from: opensWithFamily ? suffixStart : start, end: end, first: !opensWithFamily)
-                nameEnd = cursor
-                guard nameEnd > start else { throw fail("a sample must begin with a metric name") }
-                guard !families.isEmpty else { throw fail("sample \(text(start, nameEnd)) has no TYPE line before it") }
-                guard opensWithFamily, let suffix = Suffix(base + suffixStart, count: nameEnd - suffixStart), suffix.belongs(to: familyKind) else {
-                    throw fail("sample \(text(start, nameEnd)) is outside family \(families[families.count - 1].name)")
-                }
-                if suffix == .created { return }
-                if cursor < end, base[cursor] == UInt8(ascii: "{") {
-                    labelsStart = cursor + 1
-                    let labels = try scanLabels(base, from: labelsStart, end: end)
-                    cursor = labels.end
-                    renames = labels.renames
-                    // The series: every label's hash but the special one's, whose value is kept aside.
-                    let hasSpecial = suffix == specialSuffix
-                    var beforeLast: UInt64 = 0
-                    var specialBeforeLast: Range<Int>?
-                    for (index, label) in labelNames.enumerated() {
-                        let value = label.valueStart..<label.valueEnd
-                        let isSpecial = hasSpecial && equal(label.start, label.start + label.count, specialName)
-                        if isSpecial { special = value } else { series &+= Reader.pairHash(base, label.start..<label.start + label.count, value) }
-                        if index == labelNames.count - 1 {
-                            if labels.lastLabelStart >= 0 {
-                                repeatable = RepeatablePrefix(
-                                    lineStart: start, count: labels.lastLabelStart - start, lastName: labels.lastName,
-                                    lastRenames: labels.lastRenames, nameEnd: nameEnd - start, labelsStart: labelsStart - start,
-                                    renames: labels.renamesBeforeLast, seriesBeforeLast: beforeLast, lastIsSpecial: isSpecial,
-                                    specialBeforeLast: specialBeforeLast)
-                            }
-                        } else {
-                            beforeLast = series
-                            specialBeforeLast = special
-                        }
-                    }
-                }
+                guard let scanned = try scannedHead(base, start, end) else { return } // a `_created` line, left out
+                head = scanned
             }
+            var cursor = head.cursor
             guard cursor < end, base[cursor] == UInt8(ascii: " ") else { throw fail("expected a space and a value after the labels") }
             let labelsEnd = cursor // after `}`, or after the name
             while cursor < end, base[cursor] == UInt8(ascii: " ") { cursor += 1 }
@@ -305,17 +263,95 @@ public enum ExpositionParser {
             }
             // The line's name is its family's and one of its kind's suffixes (shown above, or on the
             // line it repeats).
-            let suffix = Suffix(base + start + familyName.count, count: nameEnd - start - familyName.count) ?? Suffix.none
+            let suffix = Suffix(base + start + familyName.count, count: head.nameEnd - start - familyName.count) ?? Suffix.none
             do throws(RuleFailure) {
-                try rules.sample(suffix: suffix, series: series, special: special.map { UnsafeBufferPointer(start: base + $0.lowerBound, count: $0.count) },
+                try rules.sample(suffix: suffix, series: head.series,
+                                 special: head.special.map { UnsafeBufferPointer(start: base + $0.lowerBound, count: $0.count) },
                                  valueText: UnsafeBufferPointer(start: base + valueStart, count: cursor - valueStart))
             } catch {
                 throw fail(error.message)
             }
-            // A timestamp or exemplar after the value is left out; the rest is copied in as few pieces
-            // as it can be, with the line feed when the value ends the line.
-            let lineFeed = cursor == end && end < bytes.count
-            let tail = lineFeed ? cursor + 1 : cursor
+            try write(base, start, end, head, labelsEnd: labelsEnd, valueStart: valueStart, valueEnd: cursor)
+        }
+
+        /// The head of a line with the same bytes as the last line's up to its last label's value, in
+        /// the same family: valid there, so valid here, and only the rest of the line is read. Nil
+        /// when the line has more labels than the last.
+        @inline(__always)
+        mutating func repeatedHead(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int,
+                                   _ last: RepeatablePrefix) throws(Failure) -> SampleHead? {
+            let afterValue = try labelValueEnd(base, from: start + last.count + last.lastName, end: end) + 1
+            guard afterValue < end else { throw fail("unterminated label set") }
+            if base[afterValue] == UInt8(ascii: ",") { return nil }
+            guard base[afterValue] == UInt8(ascii: "}") else { throw fail("expected , or } after a label value") }
+            var head = SampleHead(cursor: afterValue + 1, nameEnd: start + last.nameEnd, labelsStart: start + last.labelsStart,
+                                  renames: last.renames || last.lastRenames)
+            repeatable!.lineStart = start
+            let lastValue = start + last.count + last.lastName..<afterValue - 1
+            if last.lastIsSpecial {
+                (head.series, head.special) = (last.seriesBeforeLast, lastValue)
+            } else {
+                let name = start + last.count..<start + last.count + last.lastName - 2
+                (head.series, head.special) = (last.seriesBeforeLast &+ Reader.pairHash(base, name, lastValue), last.specialBeforeLast)
+            }
+            return head
+        }
+
+        /// The head of a line read whole: its name (of the open family), and its labels, each name
+        /// compared with every other; the line is kept as the next one's `repeatable` prefix. Nil for
+        /// a `_created` line, which is left out.
+        @inline(__always)
+        mutating func scannedHead(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) throws(Failure) -> SampleHead? {
+            // Most lines begin with the open family's name, which its TYPE line showed valid: only
+            // the suffix after it is scanned.
+            let suffixStart = start + familyName.count
+            let opensWithFamily = !families.isEmpty && suffixStart <= end && memcmp(base + start, base + familyName.start, familyName.count) == 0
+            let nameEnd = ExpositionParser.nameEnd(base, from: opensWithFamily ? suffixStart : start, end: end, first: !opensWithFamily)
+            guard nameEnd > start else { throw fail("a sample must begin with a metric name") }
+            guard !families.isEmpty else { throw fail("sample \(text(start, nameEnd)) has no TYPE line before it") }
+            guard opensWithFamily, let suffix = Suffix(base + suffixStart, count: nameEnd - suffixStart), suffix.belongs(to: familyKind) else {
+                throw fail("sample \(text(start, nameEnd)) is outside family \(families[families.count - 1].name)")
+            }
+            if suffix == .created { return nil }
+            var head = SampleHead(cursor: nameEnd, nameEnd: nameEnd)
+            guard nameEnd < end, base[nameEnd] == UInt8(ascii: "{") else { return head }
+            head.labelsStart = nameEnd + 1
+            let labels = try scanLabels(base, from: head.labelsStart, end: end)
+            head.cursor = labels.end
+            head.renames = labels.renames
+            // The series: every label's hash but the special one's, whose value is kept aside.
+            let hasSpecial = suffix == specialSuffix
+            var beforeLast: UInt64 = 0
+            var specialBeforeLast: Range<Int>?
+            for (index, label) in labelNames.enumerated() {
+                let value = label.valueStart..<label.valueEnd
+                let isSpecial = hasSpecial && equal(label.start, label.start + label.count, specialName)
+                if isSpecial { head.special = value } else { head.series &+= Reader.pairHash(base, label.start..<label.start + label.count, value) }
+                if index == labelNames.count - 1 {
+                    if labels.lastLabelStart >= 0 {
+                        repeatable = RepeatablePrefix(
+                            lineStart: start, count: labels.lastLabelStart - start, lastName: labels.lastName,
+                            lastRenames: labels.lastRenames, nameEnd: nameEnd - start, labelsStart: head.labelsStart - start,
+                            renames: labels.renamesBeforeLast, seriesBeforeLast: beforeLast, lastIsSpecial: isSpecial,
+                            specialBeforeLast: specialBeforeLast)
+                    }
+                } else {
+                    beforeLast = head.series
+                    specialBeforeLast = head.special
+                }
+            }
+            return head
+        }
+
+        /// Copies a checked sample line to `sink` with the prefix's labels, in as few pieces as it
+        /// can: a timestamp or exemplar after the value is left out, and the line feed kept when the
+        /// value ends the line.
+        @inline(__always)
+        mutating func write(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int, _ head: SampleHead,
+                            labelsEnd: Int, valueStart: Int, valueEnd: Int) throws(Failure) {
+            let (nameEnd, labelsStart) = (head.nameEnd, head.labelsStart)
+            let lineFeed = valueEnd == end && end < bytes.count
+            let tail = lineFeed ? valueEnd + 1 : valueEnd
             // A counter's sample named as its family (text 0.0.4 allows it) is written with `_total`.
             var from = start
             if familyKind == .counter && nameEnd - start == familyName.count {
@@ -336,7 +372,7 @@ public enum ExpositionParser {
                 sink.append(prefix)
                 sink.append(UInt8(ascii: "}"))
                 sink.append(base + labelsEnd, count: spaced ? 1 : tail - labelsEnd)
-            } else if !renames {
+            } else if !head.renames {
                 sink.append(base + from, count: labelsStart - from)
                 sink.append(prefixComma)
                 sink.append(base + labelsStart, count: (spaced ? labelsEnd + 1 : tail) - labelsStart)

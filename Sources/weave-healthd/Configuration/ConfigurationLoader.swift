@@ -46,27 +46,10 @@ struct ConfigurationLoader {
             logRateLimit: InstrumentationSettings.default.logRateLimit, checks: [], apps: AppsConfiguration(),
             resolveBuckets: .default)
         if let listen = top["listen"] { configuration.listeners = try listeners(listen, resolving: consultingTheSystem) }
-        if let details = top["details"] {
-            let value = try string(details)
-            guard let policy = DetailsPolicy(rawValue: value) else {
-                throw error(details, "details must be one of \(DetailsPolicy.allCases.map(\.rawValue).joined(separator: ", ")), not '\(value)'")
-            }
-            configuration.detailsPolicy = policy
-        }
+        if let details = top["details"] { configuration.detailsPolicy = try detailsPolicy(details) }
         if let file = top["bearer_token_file"] {
-            let path = try string(file)
-            configuration.bearerTokenFile = path
-            if consultingTheSystem {
-                switch readTextFile(path, limit: 4_096) {
-                case .success(let text):
-                    // `echo secret > token` leaves a newline; no token has whitespace at its ends.
-                    let token = text.trimmingWhitespace()
-                    guard !token.isEmpty else { throw error(file, "bearer_token_file \(path) is empty") }
-                    configuration.bearerToken = token
-                case .failure(let failure):
-                    throw error(file, "cannot read bearer_token_file \(path): \(failure)")
-                }
-            }
+            configuration.bearerTokenFile = try string(file)
+            if consultingTheSystem { configuration.bearerToken = try bearerToken(file) }
         }
         if configuration.detailsPolicy == .whenAuthorized && configuration.bearerTokenFile == nil {
             throw error(top["details"], "details: when-authorized needs bearer_token_file")
@@ -74,72 +57,109 @@ struct ConfigurationLoader {
         if let threshold = top["slow_resolution_threshold"] {
             configuration.slowResolutionThreshold = try duration(threshold, atMost: .seconds(3_600), "1h")
         }
-        if let pressure = top["memory_pressure"] {
-            let fields = try mapping(pressure, allowed: ["trigger"])
-            if let trigger = fields["trigger"] {
-                let value = try string(trigger)
-                let parts = value.split(separator: " ")
-                guard parts.count == 3, parts[0] == "some" || parts[0] == "full", let stall = UInt64(parts[1]),
-                      let window = UInt64(parts[2]) else {
-                    throw error(trigger, "trigger must look like 'some 150000 1000000' (type, stall µs, window µs)")
-                }
-                // The kernel's own bounds for PSI triggers (Documentation/accounting/psi.rst).
-                guard (500_000...10_000_000).contains(window), (1...window).contains(stall) else {
-                    throw error(trigger, "the trigger's window must be 500000 to 10000000 µs, and its stall 1 µs up to the window")
-                }
-                configuration.memoryPressureTrigger = value
-            }
+        if let pressure = top["memory_pressure"], let trigger = try pressureTrigger(pressure) {
+            configuration.memoryPressureTrigger = trigger
         }
-        if let limit = top["log_rate_limit"] {
-            let fields = try mapping(limit, allowed: ["burst", "interval"])
-            var value = LogRateLimit.default
-            if let burst = fields["burst"] {
-                value.burst = try integer(burst, in: 1...1_000_000)
-            }
-            if let interval = fields["interval"] {
-                value.window = try duration(interval, atMost: .seconds(86_400), "24h")
-            }
-            configuration.logRateLimit = value
-        }
-        if let codes = top["status_codes"] {
-            let fields = try mapping(codes, allowed: ["pass", "warn", "fail"])
-            func code(_ key: String, _ fallback: Int) throws(ConfigurationError) -> Int {
-                guard let node = fields[key] else { return fallback }
-                let value = try integer(node)
-                // 1xx, 204 and 304 responses carry no body, and a client waits for what follows a 1xx.
-                guard (200...599).contains(value), value != 204, value != 304 else {
-                    throw error(node, "\(key) must be an HTTP status from 200 to 599 that carries a body (not 204 or 304)")
-                }
-                return value
-            }
-            configuration.statusCodes = (try code("pass", 200), try code("warn", 200), try code("fail", 503))
-        }
-        if let checks = top["checks"] {
-            guard case .sequence(let items) = checks.value else { throw error(checks, "checks must be a list") }
-            var names: Set<String> = []
-            for item in items {
-                let check = try self.check(item)
-                guard names.insert(check.name).inserted else { throw error(item, "a check named '\(check.name)' already exists") }
-                configuration.checks.append(check)
-            }
-        }
+        if let limit = top["log_rate_limit"] { configuration.logRateLimit = try logRateLimit(limit) }
+        if let codes = top["status_codes"] { configuration.statusCodes = try statusCodes(codes) }
+        if let checks = top["checks"] { configuration.checks = try self.checks(checks) }
         if let apps = top["apps"] { configuration.apps = try self.apps(apps) }
         if let textfile = top["textfile"] { configuration.textfile = try self.textfile(textfile) }
-        if let metrics = top["metrics"] {
-            let fields = try mapping(metrics, allowed: ["resolve_buckets"])
-            if let node = fields["resolve_buckets"] {
-                let text = try string(node)
-                guard let buckets = ResolveBuckets(text) else {
-                    throw error(node, "resolve_buckets must be all, none, or a whole number N (the N slowest dependencies keep "
-                                + "their buckets), not '\(text)'")
-                }
-                configuration.resolveBuckets = buckets
-            }
-        }
+        if let metrics = top["metrics"], let buckets = try resolveBuckets(metrics) { configuration.resolveBuckets = buckets }
         return configuration
     }
 
     // MARK: Sections
+
+    private func detailsPolicy(_ node: YAMLNode) throws(ConfigurationError) -> DetailsPolicy {
+        let value = try string(node)
+        guard let policy = DetailsPolicy(rawValue: value) else {
+            throw error(node, "details must be one of \(DetailsPolicy.allCases.map(\.rawValue).joined(separator: ", ")), not '\(value)'")
+        }
+        return policy
+    }
+
+    /// The token in `bearer_token_file`'s file (missing or empty is an error at the key).
+    private func bearerToken(_ node: YAMLNode) throws(ConfigurationError) -> String {
+        let path = try string(node)
+        switch readTextFile(path, limit: 4_096) {
+        case .success(let text):
+            // `echo secret > token` leaves a newline; no token has whitespace at its ends.
+            let token = text.trimmingWhitespace()
+            guard !token.isEmpty else { throw error(node, "bearer_token_file \(path) is empty") }
+            return token
+        case .failure(let failure):
+            throw error(node, "cannot read bearer_token_file \(path): \(failure)")
+        }
+    }
+
+    /// `memory_pressure: {trigger: "some 150000 1000000"}`, within the kernel's bounds; nil without a trigger.
+    private func pressureTrigger(_ node: YAMLNode) throws(ConfigurationError) -> String? {
+        let fields = try mapping(node, allowed: ["trigger"])
+        guard let trigger = fields["trigger"] else { return nil }
+        let value = try string(trigger)
+        let parts = value.split(separator: " ")
+        guard parts.count == 3, parts[0] == "some" || parts[0] == "full", let stall = UInt64(parts[1]),
+              let window = UInt64(parts[2]) else {
+            throw error(trigger, "trigger must look like 'some 150000 1000000' (type, stall µs, window µs)")
+        }
+        // The kernel's own bounds for PSI triggers (Documentation/accounting/psi.rst).
+        guard (500_000...10_000_000).contains(window), (1...window).contains(stall) else {
+            throw error(trigger, "the trigger's window must be 500000 to 10000000 µs, and its stall 1 µs up to the window")
+        }
+        return value
+    }
+
+    private func logRateLimit(_ node: YAMLNode) throws(ConfigurationError) -> LogRateLimit {
+        let fields = try mapping(node, allowed: ["burst", "interval"])
+        var value = LogRateLimit.default
+        if let burst = fields["burst"] {
+            value.burst = try integer(burst, in: 1...1_000_000)
+        }
+        if let interval = fields["interval"] {
+            value.window = try duration(interval, atMost: .seconds(86_400), "24h")
+        }
+        return value
+    }
+
+    private func statusCodes(_ node: YAMLNode) throws(ConfigurationError) -> (pass: Int, warn: Int, fail: Int) {
+        let fields = try mapping(node, allowed: ["pass", "warn", "fail"])
+        func code(_ key: String, _ fallback: Int) throws(ConfigurationError) -> Int {
+            guard let node = fields[key] else { return fallback }
+            let value = try integer(node)
+            // 1xx, 204 and 304 responses carry no body, and a client waits for what follows a 1xx.
+            guard (200...599).contains(value), value != 204, value != 304 else {
+                throw error(node, "\(key) must be an HTTP status from 200 to 599 that carries a body (not 204 or 304)")
+            }
+            return value
+        }
+        return (try code("pass", 200), try code("warn", 200), try code("fail", 503))
+    }
+
+    /// The checks, each name once.
+    private func checks(_ node: YAMLNode) throws(ConfigurationError) -> [CheckConfiguration] {
+        guard case .sequence(let items) = node.value else { throw error(node, "checks must be a list") }
+        var names: Set<String> = []
+        var checks: [CheckConfiguration] = []
+        for item in items {
+            let check = try self.check(item)
+            guard names.insert(check.name).inserted else { throw error(item, "a check named '\(check.name)' already exists") }
+            checks.append(check)
+        }
+        return checks
+    }
+
+    /// `metrics: {resolve_buckets: …}`; nil without it.
+    private func resolveBuckets(_ node: YAMLNode) throws(ConfigurationError) -> ResolveBuckets? {
+        let fields = try mapping(node, allowed: ["resolve_buckets"])
+        guard let node = fields["resolve_buckets"] else { return nil }
+        let text = try string(node)
+        guard let buckets = ResolveBuckets(text) else {
+            throw error(node, "resolve_buckets must be all, none, or a whole number N (the N slowest dependencies keep "
+                        + "their buckets), not '\(text)'")
+        }
+        return buckets
+    }
 
     private func listeners(_ node: YAMLNode, resolving: Bool) throws(ConfigurationError) -> [Listener] {
         guard case .sequence(let items) = node.value, !items.isEmpty else { throw error(node, "listen must be a non-empty list") }
