@@ -1,9 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Logging
+import ServiceLifecycle
 import Testing
-import WeaveSupport
 import WeaveDI
+import WeaveSupport
 @testable import WeaveMemoryPressure
 
 private final class CachedThing: Sendable {}
@@ -54,6 +56,25 @@ private final class CachedThing: Sendable {}
         let statistics = container.statistics()
         #expect(statistics.cachedEvictions == 1)
         #expect(statistics.memoryPressureEvents == 1)
+    }
+
+    /// As a service of a `ServiceGroup`, the monitor watches from its `run()` until graceful
+    /// shutdown, and its thread is stopped then: the watch is the group's to start and stop.
+    @Test func runsAsAServiceUntilGracefulShutdown() async throws {
+        let fifo = temporaryPath("service")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
+        var configuration = MemoryPressureConfiguration()
+        configuration.environment = ["MEMORY_PRESSURE_WATCH": fifo]
+        let monitor = MemoryPressureMonitor(configuration: configuration, containers: { [] })
+        #expect(monitor.source == nil, "nothing watches before run()")
+        let group = ServiceGroup(services: [monitor], logger: Logger(label: "test"))
+        let running = Task { try await group.run() }
+        for _ in 0..<500 where monitor.source == nil { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(monitor.source == .systemdWatch(path: fifo))
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(monitor.source == nil, "stopped with the group")
     }
 
     @Test func devNullTurnsMonitoringOff() {
