@@ -66,11 +66,12 @@ public final class LogThrottle: Sendable {
             return (false, window.suppressed == 1 ? window.start + limit.window : nil, limit.window)
         }
         if let closeAt = decision.closeAt {
-            // Holds the throttle weakly: a released container's windows end with it, summary and all.
-            Task.detached { [weak self] in
+            // Holds the throttle until the window ends: a container released meanwhile (a reload
+            // replaces the daemon's) still says what it suppressed, then lets it go.
+            Task.detached { [self] in
                 try? await Task.sleep(until: closeAt, clock: .continuous)
-                guard let suppressed = self?.close(key), suppressed > 0 else { return }
-                summary(suppressed, decision.window)
+                let suppressed = close(key)
+                if suppressed > 0 { summary(suppressed, decision.window) }
             }
         }
         return decision.admitted
