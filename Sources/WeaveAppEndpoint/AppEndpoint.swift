@@ -12,9 +12,9 @@ import WeavePrometheus
 import WeaveSupport
 
 /// What an application serves so that weave-healthd (or anyone allowed) can see inside it: its
-/// container's statistics, its health checks and its events, at the routes of `HealthRoute.standard` and the container's
-/// (`/metrics`, `/health`, the probes, `/dependencies` for the daemon's status page, and `/events`
-/// for the daemon's journal).
+/// container's statistics, its health checks and its events, at the routes of
+/// `HealthRoute.standard` and the container's (`/metrics`, `/health`, the probes, `/dependencies`
+/// for the daemon's status page, and `/events` for the daemon's journal).
 /// One `Service` for the application's `ServiceGroup`: it runs the health checks (one round, then
 /// readiness passes, then on their intervals) and the endpoint's server, until graceful shutdown.
 ///

@@ -2,10 +2,11 @@ import WeavePrometheus
 
 /// One endpoint of a `HealthRouter`: its path, methods and formats, where it is served, and what
 /// answers it. The router answers from its routes, the framework adapters mount from them
-/// (`HealthRouter.mountedRoutes`: its rows but `/`), the server's reserved connections and the listeners' roles read
-/// them, and a test checks docs/endpoints.md against them. `HealthRoute.standard` are every
-/// router's; a program adds its own as rows (`HealthRouter(routes:)`), as the container's
-/// `/dependencies` and `/events` and the daemon's status page are.
+/// (`HealthRouter.mountedRoutes`: its rows but `/`), the server's reserved connections and the
+/// listeners' roles read them, and a test checks docs/endpoints.md against them.
+/// `HealthRoute.standard` are every router's; a program adds its own as rows
+/// (`HealthRouter(routes:)`), as the container's `/dependencies` and `/events` and the daemon's
+/// status page (`.page`) are.
 public struct HealthRoute: Sendable {
     /// What answers a route, given the request and the router (its configuration, source and identity).
     public enum Responder: Sendable {
@@ -57,6 +58,12 @@ public struct HealthRoute: Sendable {
         return pathComponents.count == components.count && zip(components, pathComponents).allSatisfy { $0 == $1 }
     }
 
+    /// An HTML page at `/`, served to every listener role and mounted in no application's router:
+    /// the standard small page, or a program's own in its place.
+    public static func page(_ render: @escaping @Sendable (HealthRequest, HealthRouter) async -> HealthResponse) -> HealthRoute {
+        HealthRoute(components: [], formats: [html], isMounted: false, roles: [.all, .metrics, .health], responder: .rendered(render))
+    }
+
     /// GET and HEAD: what every read-only endpoint answers.
     public static let read = ["GET", "HEAD"]
     /// The content type of HTML pages.
@@ -67,8 +74,7 @@ public struct HealthRoute: Sendable {
     /// endpoints and the checks' states, which a route of the same path replaces), `/metrics`,
     /// `/health` and the probes.
     public static let standard: [HealthRoute] = [
-        HealthRoute(components: [], formats: [html], isMounted: false, roles: [.all, .metrics, .health],
-                    responder: .rendered { _, router in router.landingPage() }),
+        page { _, router in router.landingPage() },
         HealthRoute(components: ["metrics"], formats: Exposition.Format.allCases.map(\.contentType), roles: [.all, .metrics],
                     responder: .rendered { request, router in await router.metrics(request) }),
         HealthRoute(components: ["health"], formats: ["application/health+json"],

@@ -286,6 +286,6 @@ public struct HealthRouter: Sendable {
             </body></html>
 
             """
-        return HealthResponse(status: 200, contentType: "text/html; charset=utf-8", text: page)
+        return HealthResponse(status: 200, contentType: HealthRoute.html, text: page)
     }
 }

@@ -105,7 +105,7 @@ package struct HTTPReplyReader {
         var length: Int?
         let chunked = reply.header("Transfer-Encoding")?.lowercased() == "chunked"
         if !chunked, let text = reply.header("Content-Length") {
-            // Digits only: no sign, and no length beyond what the probe reads at all.
+            // Digits only: no sign, and no length beyond `maxBytes`.
             guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let value = Int(text),
                   value <= maxBytes else { throw HTTPReplyError("bad Content-Length: \(text.logSafe)") }
             length = value
@@ -125,7 +125,7 @@ package struct HTTPReplyReader {
             }
             let sizeText = String(String(decoding: bytes[nextChunk..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";").first ?? "")
                 .trimmingWhitespace()
-            // Hex digits only (no sign), and no chunk larger than the whole response may be.
+            // Hex digits only (no sign), and no chunk larger than `maxBytes`.
             guard !sizeText.isEmpty, sizeText.count <= 8, sizeText.allSatisfy(\.isHexDigit), let size = Int(sizeText, radix: 16),
                   size <= maxBytes else { throw HTTPReplyError("bad chunk size") }
             if size == 0 {

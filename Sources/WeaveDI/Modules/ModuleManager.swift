@@ -15,9 +15,9 @@ public enum ModuleManager {
         }
     }
 
-    /// Whether a module of this name has been configured in the current container.
-    public static func isConfigured(_ name: String) -> Bool {
-        Container.current.configuredModules.withLock { $0.contains(name) }
+    /// Whether a module of this name has been configured in `container` (the current one by default).
+    public static func isConfigured(_ name: String, in container: Container = .current) -> Bool {
+        container.configuredModules.withLock { $0.contains(name) }
     }
 
     /// `modules` in an order where every module follows its dependencies (depth-first, stable).
@@ -40,7 +40,7 @@ public enum ModuleManager {
             for dependency in module.dependencies() {
                 if let next = byName[dependency] {
                     try visit(next)
-                } else if !container.configuredModules.withLock({ $0.contains(dependency) }) {
+                } else if !isConfigured(dependency, in: container) {
                     throw .missingDependency(module: module.name, dependency: dependency)
                 }
             }

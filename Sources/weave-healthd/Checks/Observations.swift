@@ -1,7 +1,7 @@
 import WeaveSupport
 
 /// What checks observed besides their status: a value for `/health`'s `observedValue`, and what a
-/// check type keeps of each check's last run for its own metric families (`CheckOptions.families`):
+/// check type keeps of each check's last run for its own metric families (`CheckMetrics.families`):
 /// an https check's TLS session, a `systemd_unit` check's unit, an exec check's perfdata. Shared by
 /// the checks and the metrics source.
 final class Observations: Sendable {

@@ -20,8 +20,7 @@ struct DaemonStatusPage: Sendable {
 
     /// The page as the router's `/`, in place of its small default page.
     var route: HealthRoute {
-        HealthRoute(components: [], formats: [HealthRoute.html], isMounted: false, roles: [.all, .metrics, .health],
-                    responder: .rendered { request, router in render(request, details: router.showsDetails(request)) })
+        .page { request, router in render(request, details: router.showsDetails(request)) }
     }
 
     /// The page for `request`; `details` says whether this client may see reasons.
@@ -30,6 +29,6 @@ struct DaemonStatusPage: Sendable {
         let now = WallClock.now()
         let page = StatusDocument(report: report, apps: source.runtime.apps.views(), history: history.snapshot(at: now), now: now,
                                   details: details, filter: request.values("app").last.flatMap { $0.isEmpty ? nil : $0 })
-        return HealthResponse(status: 200, contentType: "text/html; charset=utf-8", text: page.render(identity))
+        return HealthResponse(status: 200, contentType: HealthRoute.html, text: page.render(identity))
     }
 }
