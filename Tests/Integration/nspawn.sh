@@ -207,6 +207,8 @@ IN systemctl start weave-healthd.socket
 for _ in $(seq 30); do [ "$(IN systemctl is-active weave-healthd.socket)" = active ] && break; sleep 0.1; done
 port=$(IN systemctl show -P Listen weave-healthd.socket | grep -o '[0-9]*' | tail -1)
 first=$(NET curl -s -m 10 "http://127.0.0.1:$port/metrics" | grep -c '^weave_build_info')
+# It answers as soon as it listens; the unit is active at READY=1, after its first health round.
+for _ in $(seq 50); do [ "$(IN systemctl is-active weave-healthd-isolated.service)" = active ] && break; sleep 0.1; done
 if [ "$first" -ge 1 ] && [ "$(IN systemctl is-active weave-healthd-isolated.service)" = active ]; then
     ok "socket activation: the first connection to weave-healthd.socket starts the isolated unit, which answers"
 else not_ok "socket activation" "port '$port', $first build_info lines; $(IN journalctl -u weave-healthd-isolated --no-pager | tail -3)"; fi
