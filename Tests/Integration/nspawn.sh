@@ -7,22 +7,29 @@
 # Swift runtime is bind-mounted read-only from /opt/swift. Driven with nsenter into the container's
 # PID 1; requests go over the container's loopback (nsenter -n) and its Unix socket (through
 # /proc/PID/root).
-# Needs root. WEAVE_NSPAWN_TREE names the tree (default /var/lib/weave-nspawn/bookworm); it has
-# libnss-systemd, as a standard Debian 12 has, so dynamic users have names.
+# Needs root. The tree is keyed by what makes it: its default path names a hash of debootstrap's
+# package list, and a stamp inside holds that list, so a changed list makes a new tree rather than
+# reusing an old one. WEAVE_NSPAWN_TREE names another path (made when absent or when its stamp is
+# not the list). The list has libnss-systemd, as a standard Debian 12 has, so dynamic users have
+# names, and procps, whose kill and pgrep the tests run inside.
 # Usage: Tests/Integration/nspawn.sh PATH-TO-weave-healthd_VERSION_amd64.deb PATH-TO-Orders
 set -uo pipefail
 
 source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$HERE/../.." && pwd)
-TREE=${WEAVE_NSPAWN_TREE:-/var/lib/weave-nspawn/bookworm}
+TREE_PACKAGES="systemd,systemd-sysv,dbus,libnss-systemd,procps"
+TREE_STAMP="bookworm minbase $TREE_PACKAGES"
+TREE=${WEAVE_NSPAWN_TREE:-/var/lib/weave-nspawn/bookworm-$(printf '%s' "$TREE_STAMP" | sha256sum | cut -c1-12)}
 DEB=$(realpath "$1")
 ORDERS=$(realpath "$2")
 
-if [ ! -e "$TREE/lib/x86_64-linux-gnu/libnss_systemd.so.2" ]; then
-    echo "# making $TREE with debootstrap (once; about a minute)"
+if [ "$(cat "$TREE/.weave-tree" 2>/dev/null)" != "$TREE_STAMP" ]; then
+    echo "# making $TREE with debootstrap ($TREE_PACKAGES; once; about a minute)"
     rm -rf "$TREE.tmp" && mkdir -p "$(dirname "$TREE")"
-    if debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus,libnss-systemd bookworm "$TREE.tmp" \
+    if debootstrap --variant=minbase --include="$TREE_PACKAGES" bookworm "$TREE.tmp" \
         http://deb.debian.org/debian > "$WORK/debootstrap.log" 2>&1; then
+        # The stamp is written last: a tree cut short by a failure is made again.
+        printf '%s' "$TREE_STAMP" > "$TREE.tmp/.weave-tree"
         rm -rf "$TREE"
         mv "$TREE.tmp" "$TREE"
     else
