@@ -78,6 +78,35 @@ import WeaveObservability
         #expect(ResolveBuckets("some") == nil)
     }
 
+    /// Resolves counted per thread (each in its own shard) add up in `/metrics` exactly: the
+    /// resolve count, and for a transient the factory histogram's count and `+Inf` bucket.
+    @Test func resolvesOnManyThreadsAddUpInTheExposition() async {
+        final class Made: Sendable {}
+        let container = Container()
+        container.register(Made.self) { Made() }
+        container.register("limit", Int.self, scope: .singleton) { 5 }
+        let tasks = 4
+        let each = 25_000
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<tasks {
+                group.addTask {
+                    for _ in 0..<each {
+                        _ = container.resolve(Made.self)
+                        _ = container.resolve("limit", Int.self)
+                    }
+                }
+            }
+        }
+        let total = tasks * each
+        let rendered = String(decoding: Exposition.render(ContainerMetrics.families(container.statistics()), format: .prometheusText),
+                              as: UTF8.self)
+        #expect(rendered.contains("weave_resolutions_total{dependency=\"Made\"} \(total)\n"))
+        #expect(rendered.contains("weave_resolutions_total{dependency=\"limit (Int)\"} \(total)\n"))
+        #expect(rendered.contains("weave_instances_created_total{dependency=\"Made\"} \(total)\n"))
+        #expect(rendered.contains("weave_resolve_duration_seconds_count{dependency=\"Made\",path=\"factory\"} \(total)\n"))
+        #expect(rendered.contains("weave_resolve_duration_seconds_bucket{dependency=\"Made\",path=\"factory\",le=\"+Inf\"} \(total)\n"))
+    }
+
     @Test func containerFamiliesCarryStatistics() {
         let container = Container()
         container.register("db", Int.self) { 1 }

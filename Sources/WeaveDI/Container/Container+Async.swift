@@ -20,7 +20,7 @@ extension Container {
     func resolveAwaiting<T>(_ type: T.Type, name: String?, counted: Bool = false) async throws(ResolutionError) -> T {
         let (owner, found) = try find(type, name: name, counted: counted)
         switch found {
-        case .instance(let instance, _):
+        case .instance(let instance, _, _):
             return instance
         case .registration(let registration):
             let made = if case .async(let factory) = registration.maker {

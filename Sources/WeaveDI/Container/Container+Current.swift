@@ -124,7 +124,11 @@ extension Container {
         @discardableResult
         func commit() -> [RegistrationKey] {
             let staged = inserts.withLock { staged in defer { staged = [] }; return staged }
-            let replaced = container.lock.withWriteLock { staged.map { ($0.key, $0.insert()) } }
+            let (replaced, released) = container.lock.withWriteLock {
+                let replaced = staged.map { ($0.key, $0.insert()) }
+                return (replaced, container.retireHoldingLock(replaced.compactMap(\.1)))
+            }
+            _ = released // released here, outside the lock, unless a reader may still use one
             for case (let key, let previous?) in replaced {
                 container.instrumentation.log(.warnings, .warning,
                                               "Bootstrap replaced the registration of \(key) (was \(previous.scope)); the earlier one is gone",

@@ -8,8 +8,8 @@ import WeaveSupport
 ///
 /// `WeaveDI.Container` names this class; `DIContainer` is an alias for it.
 public final class Container: @unchecked Sendable {
-    // @unchecked: `table`'s contents and `nextIndex` are guarded by `lock` (read under one shard,
-    // written under all); everything else is immutable or guarded by its own lock.
+    // @unchecked: `table`'s contents, `nextIndex` and `retired` are guarded by `lock` (read under one
+    // shard, written under all); everything else is immutable or guarded by its own lock.
 
     /// The container this one falls back to for keys it does not hold. It does not retain this one.
     public let parent: Container?
@@ -17,7 +17,12 @@ public final class Container: @unchecked Sendable {
     @usableFromInline let lock = ShardedLock()
     @usableFromInline let table = RegistryTable()
     var nextIndex = 0
+    /// Registrations out of the table that a reader may still use pinned.
+    var retired = RetiredRegistrations()
     let edges = Locked<Set<DependencyEdge>>([])
+    /// Names this container's edge set in the threads' `EdgeMemo`s; a new one when `releaseAll`
+    /// empties the set.
+    @usableFromInline let edgeEpoch = Atomic<UInt64>(Serials.next())
     /// `statistics()`'s name order of `table.all` at a table version: sorting the names is a
     /// quarter of a snapshot, and they change only when registrations do.
     let snapshotOrder = Locked<(version: UInt64, order: [Int])?>(nil)
@@ -119,14 +124,25 @@ public final class Container: @unchecked Sendable {
             staging.inserts.withLock { $0.append((key, insert)) }
             return
         }
-        let replaced = lock.withWriteLock(insert)
+        let (replaced, released) = lock.withWriteLock { () -> (AnyRegistration?, [AnyRegistration]) in
+            let replaced = insert()
+            return (replaced, retireHoldingLock(replaced.map { [$0] } ?? []))
+        }
         if let replaced {
             instrumentation.log(.registration, .debug, "Replaced the registration of \(key) (was \(replaced.scope), now \(scope))",
                                 metadata: ["dependency": "\(key)"])
         } else {
             instrumentation.log(.registration, .debug, "Registered \(key) as \(scope)", metadata: ["dependency": "\(key)"])
         }
-        // `replaced` (and the instance it may hold) is released here, outside the lock.
+        // `replaced` (and the instance it may hold) is released here, outside the lock, unless a
+        // reader may still use it (`retired`).
+        _ = released
+    }
+
+    /// Takes registrations out of the table for good (call holding the write lock): returns those
+    /// no reader can use any more, for the caller to release outside the lock (`RetiredRegistrations`).
+    func retireHoldingLock(_ removed: [AnyRegistration]) -> [AnyRegistration] {
+        retired.retire(removed, lock: lock)
     }
 
     /// Adds the registration to the table (call holding the write lock); returns the one it replaced.
@@ -201,22 +217,24 @@ public final class Container: @unchecked Sendable {
     public func resolve<T, Arg>(_ type: T.Type = T.self, argument: Arg) -> T? {
         let thread = ThreadFrame.current
         let id = ObjectIdentifier(type)
-        let found = lock.withReadLock(shard: thread.pointee.shard) { _ -> (Registration<T>, ArgumentFactory<Arg, T>)? in
-            guard let slot = table.unnamed.pointee.lookup(id) else { return nil }
-            return slot._withUnsafeGuaranteedRef { registration in
-                // Safe: every registration under the identity of `T` is a `Registration<T>`.
-                let typed = unsafeDowncast(registration, to: Registration<T>.self)
-                guard case .argument(let factory, _) = typed.maker, let typedFactory = factory.taking(Arg.self, making: T.self) else {
-                    return nil
-                }
-                return (typed, typedFactory) // counted with its timing, in `run`
-            }
+        let found = lock.withReadLock(shard: thread.pointee.shard) { shard -> Unmanaged<AnyRegistration>? in
+            guard let slot = table.unnamed.pointee.lookup(id),
+                  slot._withUnsafeGuaranteedRef({ registration in
+                      // Safe: every registration under the identity of `T` is a `Registration<T>`.
+                      unsafeDowncast(registration, to: Registration<T>.self).argumentFactory?.argumentType == ObjectIdentifier(Arg.self)
+                  }) else { return nil }
+            // Pinned, as a transient's (`runPinned`); counted with its timing.
+            shard.pins.pointee.pin()
+            return slot
         }
         do {
-            guard let (registration, factory) = found else {
+            guard let slot = found else {
                 return try resolveValue(type, argument: argument) // misses and mismatches: counted and reported there
             }
-            return try run(registration, frame: thread, counted: false) { factory.make(argument) }
+            return try runPinned(slot, as: type, frame: thread) { registration in
+                // Safe: its argument type was checked under the lock, and it makes what `T` is registered under.
+                unsafeDowncast(registration.argumentFactory.unsafelyUnwrapped, to: ArgumentFactory<Arg, T>.self).make(argument)
+            }
         } catch {
             report(error)
             return nil
@@ -224,9 +242,10 @@ public final class Container: @unchecked Sendable {
     }
 
     /// Every synchronous resolve by key. Inlined into the caller and specialized: one shard lock,
-    /// one probe, no reference counting but the returned instance's (and a transient factory's
-    /// registration). Shared instances not made yet, parents, errors and resolves inside a factory
-    /// (which record a dependency edge) take `resolveValue`.
+    /// one probe, no reference counting but the returned instance's; a transient's registration is
+    /// pinned in the thread's shard rather than retained (`runPinned`). Shared instances not made
+    /// yet, parents, errors and resolves inside a factory (which record a dependency edge) take
+    /// `resolveValue`.
     @inlinable @inline(__always)
     func resolveFast<T>(_ type: T.Type, name: String?) throws(ResolutionError) -> T {
         // Never nil: only a quiet resolve returns nil.
@@ -240,45 +259,82 @@ public final class Container: @unchecked Sendable {
     func resolveFast<T>(_ type: T.Type, name: String?, quietMiss: Bool) throws(ResolutionError) -> T? {
         let thread = ThreadFrame.current
         if isInstrumented && thread.pointee.sampleHit() { return try resolveSampled(type, name: name, quietMiss: quietMiss) }
+        return try resolved(fastLookup(type, name: name, frame: thread, timed: false), type, name: name, quietMiss: quietMiss, frame: thread)
+    }
+
+    /// A resolve with its duration measured, for the sampled cached-hit histogram (one hit in
+    /// `hitSamplingInterval` on each thread). Out of line but inlinable, so it is specialized where
+    /// `resolveFast` is, and the fast path's code stays small.
+    @inlinable @inline(never)
+    func resolveSampled<T>(_ type: T.Type, name: String?, quietMiss: Bool) throws(ResolutionError) -> T? {
+        let start = clock.now()
+        let frame = ThreadFrame.current
+        let found = fastLookup(type, name: name, frame: frame, timed: true)
+        if case .pinnedInstance(let instance, let slot) = found {
+            slot._withUnsafeGuaranteedRef { registration in
+                recordTiming(index: registration.index, start: start, histogram: StatsField.hitLatency, frame: frame, pinned: true,
+                             service: registration.key.description)
+            }
+            return instance
+        }
+        return try resolved(found, type, name: name, quietMiss: quietMiss, frame: frame)
+    }
+
+    /// The rest of a resolve after `fastLookup`.
+    @inlinable @inline(__always)
+    func resolved<T>(_ found: FastLookup<T>, _ type: T.Type, name: String?, quietMiss: Bool,
+                     frame thread: UnsafeMutablePointer<ThreadFrame>) throws(ResolutionError) -> T? {
+        switch found {
+        case .instance(let instance):
+            return instance
+        case .pinnedInstance:
+            preconditionFailure("resolveSampled records a timed hit")
+        case .transient(let slot):
+            return try runPinned(slot, as: type, frame: thread)
+        case .miss:
+            if quietMiss && parent == nil { return nil }
+            return try resolveValue(type, name: name, counted: false, quietMiss: quietMiss)
+        case .countedHit:
+            return try resolveValue(type, name: name, counted: true)
+        case .other:
+            return try resolveValue(type, name: name, counted: false)
+        }
+    }
+
+    /// The look-up of `resolveFast`, under the thread's shard lock: one probe, and no reference
+    /// counting but the returned instance's. A transient's registration is pinned in the shard
+    /// for its factory run (`runPinned`), as is a `timed` hit's until its time is recorded.
+    @inlinable @inline(__always)
+    func fastLookup<T>(_ type: T.Type, name: String?, frame: UnsafeMutablePointer<ThreadFrame>, timed: Bool) -> FastLookup<T> {
         let id = ObjectIdentifier(type)
         let hash = KeyHash.of(id, name: name)
-        let found = lock.withReadLock(shard: thread.pointee.shard) { shard -> FastLookup<T> in
+        return lock.withReadLock(shard: frame.pointee.shard) { shard -> FastLookup<T> in
             guard let slot = table.slot(id, name: name, hash: hash) else { return .miss }
-            // The registration is not retained for a shared instance: its reference count would be
-            // one more cache line that every thread resolving the key writes.
+            // The registration is not retained: its reference count would be one more cache line
+            // that every thread resolving the key writes.
             return slot._withUnsafeGuaranteedRef { registration in
                 // Safe: every registration under the identity of `T` is a `Registration<T>`.
                 let typed = unsafeDowncast(registration, to: Registration<T>.self)
                 if typed.scope == .transient, case .sync = typed.maker {
-                    // Retained, as its factory runs outside the lock; counted with its timing (`run`).
-                    return .transient(slot.retain())
+                    // Counted with its timing, once its factory has run.
+                    shard.pins.pointee.pin()
+                    return .transient(slot)
                 }
                 // A held instance is a resolve that succeeds: counted now. Any other is counted once
                 // it has succeeded: a failed attempt is an error, not a resolve.
-                if let instance = typed.instanceSlot.pointee {
-                    shard.counters.pointee.countHit(registration.index)
-                    return .instance(instance)
+                guard let instance = typed.instanceSlot.pointee else { return .other }
+                shard.counters.pointee.countHit(registration.index)
+                // Inside a factory, the dependency edge: nothing to do if this thread recorded it lately.
+                if frame.pointee.insideFactory,
+                   !frame.pointee.knows(frame.pointee.edge(epoch: edgeEpoch.load(ordering: .relaxed), to: registration.serial)) {
+                    return .countedHit
                 }
-                return .other
+                if timed {
+                    shard.pins.pointee.pin()
+                    return .pinnedInstance(instance, slot)
+                }
+                return .instance(instance)
             }
-        }
-        switch found {
-        case .instance(let instance) where !thread.pointee.insideFactory:
-            return instance
-        case .transient(let slot):
-            // Safe: as above.
-            let registration = unsafeDowncast(slot.takeRetainedValue(), to: Registration<T>.self)
-            return try run(registration, frame: thread, counted: false) { () -> T in
-                guard case .sync(let factory) = registration.maker else { preconditionFailure("checked under the lock") }
-                return factory()
-            }
-        case .miss:
-            if quietMiss && parent == nil { return nil }
-            return try resolveValue(type, name: name, counted: false, quietMiss: quietMiss)
-        case .instance:
-            return try resolveValue(type, name: name, counted: true)
-        case .other:
-            return try resolveValue(type, name: name, counted: false)
         }
     }
 
@@ -286,10 +342,46 @@ public final class Container: @unchecked Sendable {
     @usableFromInline
     enum FastLookup<T> {
         case instance(T)
-        /// The registration, retained.
+        /// A held instance, counted, with a dependency edge to record (`resolveValue`).
+        case countedHit
+        /// A held instance (counted) whose registration is pinned in the thread's shard, not
+        /// retained: a timed hit, whose time `resolveSampled` records.
+        case pinnedInstance(T, Unmanaged<AnyRegistration>)
+        /// The registration, pinned in the thread's shard (not retained).
         case transient(Unmanaged<AnyRegistration>)
         case other
         case miss
+    }
+
+    /// Runs the synchronous factory of a transient registration that the fast path pinned (or, with
+    /// `make`, its argument factory), as `run` does, and unpins it once the run is counted. The registration is only reached through
+    /// guaranteed references, and its factory called in place: neither its reference count nor the
+    /// factory's context's is written.
+    @inlinable
+    func runPinned<T>(_ slot: Unmanaged<AnyRegistration>, as _: T.Type, frame: UnsafeMutablePointer<ThreadFrame>,
+                      _ make: (Registration<T>) -> T = { $0.synchronousFactory() }) throws(ResolutionError) -> T {
+        if frame.pointee.insideFactory {
+            let entered = slot._withUnsafeGuaranteedRef { registration in
+                Result { () throws(ResolutionError) in try enterNested(registration, frame: frame) }
+            }
+            if case .failure(let error) = entered {
+                unpin(frame)
+                throw error
+            }
+        }
+        frame.pointee.push(slot)
+        defer { frame.pointee.pop() }
+        let start = isInstrumented ? clock.now() : 0
+        // Safe: every registration under the identity of `T` is a `Registration<T>`.
+        let made = slot._withUnsafeGuaranteedRef { make(unsafeDowncast($0, to: Registration<T>.self)) }
+        let index = slot._withUnsafeGuaranteedRef { $0.index }
+        if isInstrumented {
+            recordTiming(index: index, start: start, histogram: StatsField.factoryLatency, created: true, countResolution: true,
+                         frame: frame, pinned: true, service: slot._withUnsafeGuaranteedRef { $0.key.description })
+        } else {
+            countResolution(index, unpinning: true, frame: frame)
+        }
+        return made
     }
 
     /// `requireResolve`'s trap, out of line.
@@ -298,42 +390,31 @@ public final class Container: @unchecked Sendable {
         preconditionFailure("WeaveDI: \(error)")
     }
 
-    /// A resolve with its duration measured, for the sampled cached-hit histogram. Out of line but
-    /// inlinable, so it (and `lookup`) is specialized where `resolveFast` is: run generically, its
-    /// look-up asked the runtime for `Optional<T>`'s metadata twice (about 650 instructions every
-    /// 32nd resolve).
-    @inlinable @inline(never)
-    func resolveSampled<T>(_ type: T.Type, name: String?, quietMiss: Bool) throws(ResolutionError) -> T {
-        let start = clock.now()
-        let found = lookup(type, name: name)
-        if case .instance(let instance, let registration) = found, !ThreadFrame.current.pointee.insideFactory {
-            recordTiming(index: registration.index, start: start, histogram: StatsField.hitLatency, service: registration.key.description)
-            return instance
-        }
-        if case .missing = found { return try resolveValue(type, name: name, counted: false, quietMiss: quietMiss) }
-        return try resolveValue(type, name: name, counted: { if case .instance = found { true } else { false } }())
-    }
-
     /// Records the time since `start` (an `IntervalClock` reading) in a histogram of the
     /// registration at `index`, and reports it if it passed the slow-resolution threshold.
     /// `countResolution`: count the resolve too (the transient fast path counts it here, under the
-    /// same lock).
+    /// same lock). `pinned`: unpin the registration, under the same lock, or after `service` is read
+    /// when the timing is reported.
     @usableFromInline
     func recordTiming(
         index: Int, start: UInt64, histogram: Int, created: Bool = false, countResolution: Bool = false,
-        frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current, service: @autoclosure () -> String
+        frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current, pinned: Bool = false,
+        service: @autoclosure () -> String
     ) {
         let nanos = clock.nanoseconds(clock.now() &- start)
         let threshold = slowThresholdNanos.load(ordering: .relaxed)
         let slow = nanos > threshold
+        let reported = slow || hasTimingObservers.load(ordering: .relaxed)
         lock.withReadLock(shard: frame.pointee.shard) { shard in
             if countResolution { shard.counters.pointee.countHit(index) }
             shard.counters.pointee.observe(nanos: nanos, histogram: histogram, index: index)
             if created { shard.counters.pointee.add(1, at: StatsField.instancesCreated, index: index) }
             if slow { shard.counters.pointee.add(1, at: StatsField.slowResolutions, index: index) }
+            if pinned && !reported { shard.pins.pointee.unpin() }
         }
-        guard slow || hasTimingObservers.load(ordering: .relaxed) else { return }
+        guard reported else { return }
         let name = service()
+        if pinned { unpin(frame) }
         if slow { instrumentation.slow(service: name, nanos: nanos, threshold: threshold, throttle: logThrottle) }
         for observer in timingObservers.withLock({ Array($0.values) }) {
             observer(name, histogram == StatsField.factoryLatency, nanos)
@@ -388,17 +469,22 @@ public final class Container: @unchecked Sendable {
     @discardableResult
     public func release<T>(_ type: T.Type, name: String? = nil) -> Bool {
         let key = RegistrationKey(type, name: name)
-        let removed = lock.withWriteLock { table.remove(key) }
-        if removed != nil { instrumentation.log(.registration, .debug, "Released \(key)") }
-        return removed != nil // the registration (and its instance) is released here, outside the lock
+        let (removed, released) = lock.withWriteLock { () -> (Bool, [AnyRegistration]) in
+            let removed = table.remove(key)
+            return (removed != nil, retireHoldingLock(removed.map { [$0] } ?? []))
+        }
+        if removed { instrumentation.log(.registration, .debug, "Released \(key)") }
+        _ = released // the registration (and its instance) is released here, outside the lock
+        return removed
     }
 
     /// Removes every registration and the instances they hold (the parent is untouched).
     public func releaseAll() {
         let dropped = lock.withWriteLock {
             nextIndex = 0
+            edgeEpoch.store(Serials.next(), ordering: .relaxed)
             for shard in lock.allShards { shard.counters.pointee.reset() }
-            return table.removeAll()
+            return retireHoldingLock(table.removeAll())
         }
         edges.withLock { $0.removeAll() }
         instrumentation.log(.registration, .debug, "Released all registrations")
@@ -407,28 +493,37 @@ public final class Container: @unchecked Sendable {
 
     // MARK: Internals
 
-    /// The outcome of a look-up under the read lock; an instance comes with its registration.
+    /// The outcome of a look-up under the read lock. An instance comes with its registration's index
+    /// and, inside a factory when this thread has not recorded that dependency edge lately, the
+    /// registration; otherwise not: its reference count would be a line every thread resolving
+    /// the key writes.
     @usableFromInline
     enum Lookup<T> {
-        case instance(T, Registration<T>)
+        case instance(T, index: Int, newEdge: AnyRegistration?)
         case registration(Registration<T>)
         case missing
     }
 
+    /// `edgeEpoch`: that of the container that records the edge (the one asked, perhaps a child).
     @inlinable
-    func lookup<T>(_ type: T.Type, name: String?, count: Bool = true) -> Lookup<T> {
+    func lookup<T>(_ type: T.Type, name: String?, count: Bool = true, edgeEpoch: UInt64) -> Lookup<T> {
         let id = ObjectIdentifier(type)
         let hash = KeyHash.of(id, name: name)
-        return lock.withReadLock { shard in
-            guard let found = table.slot(id, name: name, hash: hash)?.takeUnretainedValue() else { return .missing }
-            // Safe: every registration under the identity of `T` is a `Registration<T>`.
-            let registration = unsafeDowncast(found, to: Registration<T>.self)
-            if let instance = registration.instance {
-                if count { shard.counters.pointee.countHit(found.index) }
-                return .instance(instance, registration)
+        let frame = ThreadFrame.current
+        return lock.withReadLock(shard: frame.pointee.shard) { shard in
+            guard let slot = table.slot(id, name: name, hash: hash) else { return .missing }
+            return slot._withUnsafeGuaranteedRef { found in
+                // Safe: every registration under the identity of `T` is a `Registration<T>`.
+                let registration = unsafeDowncast(found, to: Registration<T>.self)
+                if let instance = registration.instance {
+                    if count { shard.counters.pointee.countHit(found.index) }
+                    let newEdge = frame.pointee.insideFactory
+                        && !frame.pointee.knows(frame.pointee.edge(epoch: edgeEpoch, to: found.serial))
+                    return .instance(instance, index: found.index, newEdge: newEdge ? found : nil)
+                }
+                // Counted by the caller once its factory has succeeded (`succeeded`).
+                return .registration(registration)
             }
-            // Counted by the caller once its factory has succeeded (`succeeded`).
-            return .registration(registration)
         }
     }
 
@@ -438,8 +533,9 @@ public final class Container: @unchecked Sendable {
     func find<T>(_ type: T.Type, name: String?, counted: Bool = false, quietMiss: Bool = false) throws(ResolutionError) -> (Container, Lookup<T>) {
         var container = self
         var count = !counted
+        let epoch = edgeEpoch.load(ordering: .relaxed)
         while true {
-            let found = container.lookup(type, name: name, count: count)
+            let found = container.lookup(type, name: name, count: count, edgeEpoch: epoch)
             count = true
             if case .missing = found {
                 guard let parent = container.parent else {
@@ -458,10 +554,8 @@ public final class Container: @unchecked Sendable {
     func resolveValue<T>(_ type: T.Type, name: String?, counted: Bool = false, quietMiss: Bool = false) throws(ResolutionError) -> T {
         let (owner, found) = try find(type, name: name, counted: counted, quietMiss: quietMiss)
         switch found {
-        case .instance(let instance, let registration):
-            if let dependent = ThreadFrame.current.pointee.innermost {
-                recordEdge(from: dependent.takeUnretainedValue().key, to: registration.key)
-            }
+        case .instance(let instance, _, let newEdge):
+            if let newEdge { recordEdge(to: newEdge, frame: ThreadFrame.current) }
             return instance
         case .registration(let registration):
             let made = try owner.produce(registration)
@@ -484,7 +578,7 @@ public final class Container: @unchecked Sendable {
         guard case .registration(let registration) = found,
               case .argument(let factory, let expected) = registration.maker else {
             let index: Int? = switch found {
-            case .instance(_, let registration): registration.index
+            case .instance(_, let index, _): index
             case .registration(let registration): registration.index
             case .missing: nil
             }
@@ -556,10 +650,7 @@ public final class Container: @unchecked Sendable {
         _ registration: AnyRegistration, frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current,
         counted: Bool = true, _ make: () throws(Failure) -> T
     ) throws(ResolutionError) -> T {
-        if frame.pointee.insideFactory {
-            try checkCycle(registration, frame: frame)
-            recordEdge(from: frame.pointee.innermost.unsafelyUnwrapped, to: registration)
-        }
+        if frame.pointee.insideFactory { try enterNested(registration, frame: frame) }
         frame.pointee.push(registration) // `registration` is alive for the whole call
         defer { frame.pointee.pop() }
         let start = isInstrumented ? clock.now() : 0
@@ -574,15 +665,32 @@ public final class Container: @unchecked Sendable {
             recordTiming(index: registration.index, start: start, histogram: StatsField.factoryLatency, created: true,
                          countResolution: !counted, frame: frame, service: registration.key.description)
         } else if !counted {
-            countResolution(registration.index)
+            countResolution(registration.index, frame: frame)
         }
         return made
     }
 
-    /// Counts one resolve of the registration at `index`.
+    /// A factory run inside another's: throws `.cycle` when `registration`'s key is already being
+    /// made on this thread, and records the dependency edge from the factory running innermost.
     @usableFromInline
-    func countResolution(_ index: Int) {
-        lock.withReadLock { shard in shard.counters.pointee.countHit(index) }
+    func enterNested(_ registration: AnyRegistration, frame: UnsafeMutablePointer<ThreadFrame>) throws(ResolutionError) {
+        try checkCycle(registration, frame: frame)
+        recordEdge(to: registration, frame: frame)
+    }
+
+    /// Counts one resolve of the registration at `index`, and unpins it with `unpinning`.
+    @usableFromInline
+    func countResolution(_ index: Int, unpinning: Bool = false, frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current) {
+        lock.withReadLock(shard: frame.pointee.shard) { shard in
+            shard.counters.pointee.countHit(index)
+            if unpinning { shard.pins.pointee.unpin() }
+        }
+    }
+
+    /// Unpins a registration the thread pinned (`runPinned`, `resolveSampled`).
+    @usableFromInline
+    func unpin(_ frame: UnsafeMutablePointer<ThreadFrame>) {
+        lock.withReadLock(shard: frame.pointee.shard) { shard in shard.pins.pointee.unpin() }
     }
 
     /// Throws `.cycle` when `registration`'s key is already being made on this thread.
@@ -606,9 +714,14 @@ public final class Container: @unchecked Sendable {
         }
     }
 
+    /// Records the edge from the factory running innermost on this thread to `dependency`, unless
+    /// the thread recorded it lately (`EdgeMemo`).
     @usableFromInline
-    func recordEdge(from dependent: Unmanaged<AnyRegistration>, to dependency: AnyRegistration) {
-        recordEdge(from: dependent.takeUnretainedValue().key, to: dependency.key)
+    func recordEdge(to dependency: AnyRegistration, frame: UnsafeMutablePointer<ThreadFrame>) {
+        let edge = frame.pointee.edge(epoch: edgeEpoch.load(ordering: .relaxed), to: dependency.serial)
+        guard !frame.pointee.knows(edge) else { return }
+        recordEdge(from: frame.pointee.innermost.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.key }, to: dependency.key)
+        frame.pointee.remember(edge)
     }
 
     func recordEdge(from dependent: RegistrationKey, to dependency: RegistrationKey) {

@@ -14,6 +14,9 @@ class AnyRegistration: @unchecked Sendable {
     @usableFromInline let scope: Scope
     /// Dense index of the key in the container, for per-shard counters; kept when the key is re-registered.
     @usableFromInline let index: Int
+    /// Unique in the process and never reused, unlike the address: names the registration in the
+    /// threads' `EdgeMemo`s.
+    @usableFromInline let serial = Serials.next()
     /// Keeps the fields the hot path reads (above) off the cache line of whatever is allocated next.
     private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
 
@@ -87,6 +90,12 @@ struct HandOff<Value>: @unchecked Sendable {
 @usableFromInline
 final class Registration<Value>: AnyRegistration, @unchecked Sendable {
     @usableFromInline let maker: Maker<Value>
+    /// `maker`'s factory when it is `.sync`, for the transient fast path: called from a stored
+    /// property of a guaranteed reference, it is borrowed, where one taken out of the enum is
+    /// copied, and its context's reference count written, on every run.
+    @usableFromInline let synchronousFactory: @Sendable () -> Value
+    /// `maker`'s factory when it is `.argument`, for `resolve(_:argument:)`, read in place for the same reason.
+    @usableFromInline let argumentFactory: AnyArgumentFactory?
     /// The shared instance of `.singleton`/`.cached` scopes, behind a pointer so the hot path pays
     /// no dynamic exclusivity check (the container's lock already orders every access).
     @usableFromInline let instanceSlot: UnsafeMutablePointer<Value?>
@@ -99,6 +108,12 @@ final class Registration<Value>: AnyRegistration, @unchecked Sendable {
 
     init(key: RegistrationKey, scope: Scope, index: Int, maker: Maker<Value>, instance: Value? = nil) {
         self.maker = maker
+        if case .sync(let factory) = maker {
+            synchronousFactory = factory
+        } else {
+            synchronousFactory = { preconditionFailure("only .sync registrations take the transient fast path") }
+        }
+        if case .argument(let factory, _) = maker { argumentFactory = factory } else { argumentFactory = nil }
         // A cache line of its own: every resolve of the key reads it, and a neighbour that is
         // written often (the instance's own reference count, allocated next to it) would make
         // those reads miss on every core.

@@ -5,26 +5,36 @@ import WeaveSupport
 /// different threads never touch the same cache line; a writer locks every shard in order.
 ///
 /// Each shard also owns per-key statistics that only its readers write, which makes exact counting
-/// free of atomic read-modify-write contention.
+/// free of atomic read-modify-write contention, and counts the registrations its readers have pinned
+/// (`Shard.pins`): used outside the lock without a reference count (see `Container.retire`).
 @usableFromInline
 final class ShardedLock: @unchecked Sendable {
-    // @unchecked: `blocks` is written only in init and freed in deinit; each shard's counters are
-    // guarded by its lock.
-    /// Number of shards, a power of two.
-    @usableFromInline static let shardCount = 8
-    /// Bytes per shard: its lock word and its counters' header share a cache line, and no other
-    /// shard's data sits on it.
+    // @unchecked: `blocks` is written only in init and freed in deinit; each shard's counters and
+    // pins are guarded by its lock.
+    /// Number of shards, a power of two: twice the processors (at least 16, at most 128), so that
+    /// every thread of a server's pools has a shard of its own (`ShardSlots`). Fixed at first use.
+    static let shardCount: Int = {
+        let processors = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        var count = 16
+        while count < 2 * processors && count < 128 { count *= 2 }
+        return count
+    }()
+    /// Bytes per shard: its lock word, its counters' header and its pins share a cache line, and no
+    /// other shard's data sits on it.
     @usableFromInline static let shardBytes = 128
 
-    /// `shardCount` blocks of `shardBytes`: the lock's two words at offset 0, the `StatsBlock` at offset 8.
+    /// `shardCount` blocks of `shardBytes`: the lock's two words at offset 0, the `StatsBlock` at
+    /// offset 8, the pins at `Shard.pinsOffset`.
     @usableFromInline let blocks: UnsafeMutableRawPointer
 
     init() {
+        precondition(8 + MemoryLayout<StatsBlock>.size <= Shard.pinsOffset && Shard.pinsOffset + MemoryLayout<Pins>.size <= Self.shardBytes)
         blocks = .allocate(byteCount: Self.shardCount * Self.shardBytes, alignment: Self.shardBytes)
         for index in 0..<Self.shardCount {
             let base = blocks + index * Self.shardBytes
             ParkingLock.initializeWords(at: base.bindMemory(to: Atomic<UInt32>.self, capacity: ParkingLock.wordCount))
             (base + 8).bindMemory(to: StatsBlock.self, capacity: 1).initialize(to: StatsBlock())
+            (base + Shard.pinsOffset).bindMemory(to: Pins.self, capacity: 1).initialize(to: Pins())
         }
     }
 
@@ -32,6 +42,7 @@ final class ShardedLock: @unchecked Sendable {
         for shard in allShards {
             shard.counters.pointee.deallocate()
             shard.counters.deinitialize(count: 1)
+            shard.pins.deinitialize(count: 1)
             shard.lock.deinitializeWords()
         }
         blocks.deallocate()
@@ -84,5 +95,33 @@ struct Shard {
     /// holding every shard).
     @inlinable var counters: UnsafeMutablePointer<StatsBlock> {
         (base + 8).assumingMemoryBound(to: StatsBlock.self)
+    }
+
+    /// Where `pins` sits in the block: after the lock's words and the `StatsBlock`.
+    @usableFromInline static let pinsOffset = 32
+
+    /// The registrations this shard's readers use unretained outside the lock. Guarded like `counters`.
+    @inlinable var pins: UnsafeMutablePointer<Pins> {
+        (base + Self.pinsOffset).assumingMemoryBound(to: Pins.self)
+    }
+}
+
+/// How many registrations a shard's readers hold pinned, and how often that number fell back to
+/// zero: a registration retired at a given count of a shard is no longer in use there once the
+/// count has moved or the shard holds no pin.
+@usableFromInline
+struct Pins {
+    @usableFromInline var held = 0
+    @usableFromInline var quiescences: UInt64 = 0
+
+    @inlinable @inline(__always)
+    mutating func pin() {
+        held &+= 1
+    }
+
+    @inlinable @inline(__always)
+    mutating func unpin() {
+        held &-= 1
+        if held == 0 { quiescences &+= 1 }
     }
 }

@@ -1,11 +1,11 @@
 import CMachine
-import Synchronization
 import WeaveSupport
 
 /// The resolver's per-thread state, in one block that a C thread-local points to, so the hot path
 /// reaches it with one load and no reference counting or exclusivity checks (a pthread key holds it
 /// too, for its destructor at thread exit):
-/// - the reader shard the thread locks (threads are spread round-robin on first use);
+/// - the reader shard the thread locks: one no other live thread has while there are no more
+///   threads than shards (`ShardSlots`), so resolves on different threads write different lines;
 /// - the registrations whose synchronous factories are running on the thread, outermost first, for
 ///   cycle detection and the dependency graph. Cycles are therefore detected per thread, with no
 ///   global stack: two threads resolving the same type are not a cycle.
@@ -29,10 +29,23 @@ struct ThreadFrame {
     /// The container of the innermost synchronous `withContainer` running on this thread (unretained:
     /// that call keeps it alive).
     @usableFromInline var scopedOverride: Unmanaged<Container>?
+    /// The dependency edges this thread recorded lately; made by the first one.
+    @usableFromInline var edgeMemo: EdgeMemo?
 
     init(shard: Int) {
         self.shard = shard
-        stack = .allocate(capacity: capacity)
+        stack = Self.allocateStack(capacity: capacity)
+    }
+
+    /// Memory that only this thread writes, on cache lines of its own: another thread's frame or
+    /// stack allocated next to it would share a line that both write on every resolve.
+    static func allocateLines<Element>(of _: Element.Type, count: Int) -> UnsafeMutablePointer<Element> {
+        let bytes = (MemoryLayout<Element>.stride * count + 127) & ~127
+        return UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 128).bindMemory(to: Element.self, capacity: count)
+    }
+
+    static func allocateStack(capacity: Int) -> UnsafeMutablePointer<Unmanaged<AnyRegistration>> {
+        allocateLines(of: Unmanaged<AnyRegistration>.self, count: capacity)
     }
 
     /// The calling thread's frame, created on first use and freed when the thread exits.
@@ -55,6 +68,25 @@ struct ThreadFrame {
     /// The registration whose factory is running innermost, if any.
     @inlinable var innermost: Unmanaged<AnyRegistration>? {
         depth == 0 ? nil : stack[depth &- 1]
+    }
+
+    /// The memo entry of an edge from the factory running innermost to `dependency` in the
+    /// container whose edge epoch is `epoch`; call inside a factory.
+    @inlinable
+    func edge(epoch: UInt64, to dependency: UInt64) -> EdgeMemo.Entry {
+        EdgeMemo.Entry(epoch: epoch, dependent: stack[depth &- 1]._withUnsafeGuaranteedRef { $0.serial }, dependency: dependency)
+    }
+
+    /// Whether this thread recorded the edge lately (`EdgeMemo`).
+    @inlinable
+    func knows(_ edge: EdgeMemo.Entry) -> Bool {
+        edgeMemo?.contains(edge) ?? false
+    }
+
+    /// Notes that this thread recorded the edge.
+    mutating func remember(_ edge: EdgeMemo.Entry) {
+        if edgeMemo == nil { edgeMemo = EdgeMemo() }
+        edgeMemo.unsafelyUnwrapped.remember(edge)
     }
 
     /// Whether `registration`'s key is already being made on this thread.
@@ -80,8 +112,14 @@ struct ThreadFrame {
 
     @inlinable
     mutating func push(_ registration: AnyRegistration) {
+        push(.passUnretained(registration))
+    }
+
+    /// Pushes a registration the caller keeps alive (retained, or pinned in its shard).
+    @inlinable
+    mutating func push(_ registration: Unmanaged<AnyRegistration>) {
         if depth == capacity { grow() }
-        stack[depth] = .passUnretained(registration)
+        stack[depth] = registration
         depth &+= 1
     }
 
@@ -92,19 +130,17 @@ struct ThreadFrame {
 
     @usableFromInline
     mutating func grow() {
-        let grown = UnsafeMutablePointer<Unmanaged<AnyRegistration>>.allocate(capacity: capacity * 2)
+        let grown = Self.allocateStack(capacity: capacity * 2)
         grown.moveInitialize(from: stack, count: depth)
         stack.deallocate()
         stack = grown
         capacity *= 2
     }
 
-    private static let nextShard = Atomic<Int>(0)
-
     @usableFromInline
     static func makeCurrent() -> UnsafeMutablePointer<ThreadFrame> {
-        let shard = nextShard.wrappingAdd(1, ordering: .relaxed).oldValue & (ShardedLock.shardCount - 1)
-        let frame = UnsafeMutablePointer<ThreadFrame>.allocate(capacity: 1)
+        let shard = ShardSlots.acquire()
+        let frame = allocateLines(of: ThreadFrame.self, count: 1)
         frame.initialize(to: ThreadFrame(shard: shard))
         pthread_setspecific(threadFrameKey, frame)
         weave_set_thread_slot(frame)
@@ -118,6 +154,8 @@ let threadFrameKey: pthread_key_t = {
     let status = pthread_key_create(&key) { raw in
         guard let frame = raw?.assumingMemoryBound(to: ThreadFrame.self) else { return }
         frame.pointee.stack.deallocate()
+        frame.pointee.edgeMemo?.deallocate()
+        ShardSlots.release(frame.pointee.shard)
         frame.pointee.live?.release()
         frame.deinitialize(count: 1)
         frame.deallocate()
@@ -127,3 +165,39 @@ let threadFrameKey: pthread_key_t = {
     precondition(status == 0, "pthread_key_create failed with \(status)")
     return key
 }()
+
+/// Which reader shard each live thread has: a new thread takes the one fewest live threads have
+/// (the lowest first), and gives it back when it exits. Up to `ShardedLock.shardCount` threads each
+/// have their own; round-robin assignment, before, gave two of any 9 threads one shard (and its
+/// lock, a line both wrote) once threads had come and gone.
+struct ShardSlots {
+    /// Live threads per shard.
+    private(set) var users: [Int]
+
+    init(shards: Int) {
+        users = Array(repeating: 0, count: shards)
+    }
+
+    /// A shard for a new thread.
+    mutating func acquire() -> Int {
+        let shard = users.indices.min { users[$0] < users[$1] }!
+        users[shard] += 1
+        return shard
+    }
+
+    /// Gives back the shard of a thread that exits.
+    mutating func release(_ shard: Int) {
+        users[shard] -= 1
+    }
+
+    /// The process's assignment, over `ShardedLock.shardCount` shards.
+    private static let process = Locked(ShardSlots(shards: ShardedLock.shardCount))
+
+    static func acquire() -> Int {
+        process.withLock { $0.acquire() }
+    }
+
+    static func release(_ shard: Int) {
+        process.withLock { $0.release(shard) }
+    }
+}
