@@ -11,6 +11,9 @@ struct BenchmarkCase {
     let name: String
     /// False for peers that trap when used from two threads (unsynchronized Swinject).
     var threadSafe = true
+    /// The services of `scalingContainer` each operation resolves once, whose counts the scaling
+    /// section checks.
+    var counts: [String] = []
     let run: @Sendable (Int) -> Void
 }
 
@@ -92,8 +95,9 @@ enum Harness {
     }
 
     /// Starts `threads` threads that wait at a barrier, then times them all running `body` (given the
-    /// thread's index, 0 to `threads - 1`).
-    static func runConcurrently(threads: Int, _ body: @escaping @Sendable (Int) -> Void) -> Duration {
+    /// thread's index, 0 to `threads - 1`); `whileRunning` runs on the calling thread once they are released.
+    static func runConcurrently(threads: Int, _ body: @escaping @Sendable (Int) -> Void,
+                                whileRunning: () -> Void = {}) -> Duration {
         let ready = DispatchSemaphore(value: 0)
         let go = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
@@ -109,6 +113,7 @@ enum Harness {
         for _ in 0..<threads { ready.wait() }
         return elapsed {
             for _ in 0..<threads { go.signal() }
+            whileRunning()
             for _ in 0..<threads { done.wait() }
         }
     }

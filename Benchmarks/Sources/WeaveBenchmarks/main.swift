@@ -107,18 +107,20 @@ if CommandLine.arguments.count == 2, CommandLine.arguments[1] == "cases" {
     exit(0)
 }
 
-/// `profile CASE [THREADS]`: runs the path case whose name starts with CASE for about 5 s on one
+/// `profile CASE [THREADS]`: runs the path or scaling case whose name starts with CASE for about 5 s on one
 /// thread (or THREADS at once), for `perf record`. With `WEAVE_PROFILE_AFTER_OVERRIDE=1`, after a
 /// `withContainer` call, as in `paths` (from then on `Container.current` reads the task local); with
 /// `WEAVE_PROFILE_AFTER_VALUES=1`, after a `withInjectedValues` call (`InjectedValues.current` reads
 /// its task local); with `WEAVE_PROFILE_BRIDGE_INSTALLED=1`, after the swift-dependencies bridge installs its source.
 /// `WEAVE_PROFILE_OPERATIONS=N` runs N operations instead, for counting instructions under callgrind.
 if CommandLine.arguments.count >= 3, CommandLine.arguments[1] == "profile" {
-    guard let chosen = pathCases().first(where: { $0.name.hasPrefix(CommandLine.arguments[2]) }) else {
+    guard let chosen = (pathCases() + ScalingBenchmark.cases).first(where: { $0.name.hasPrefix(CommandLine.arguments[2]) }) else {
         print("no case starts with \(CommandLine.arguments[2]); cases: \(pathCases().map(\.name))")
         exit(64)
     }
     _ = pathContainer // installs itself as Container.live
+    // A scaling case's UnifiedDI and @Inject rows resolve `scalingContainer`, live while the section runs.
+    if !pathCases().contains(where: { $0.name == chosen.name }) { Container.live = scalingContainer }
     if ProcessInfo.processInfo.environment["WEAVE_PROFILE_AFTER_OVERRIDE"] == "1" { withContainer(pathContainer) {} }
     if ProcessInfo.processInfo.environment["WEAVE_PROFILE_AFTER_VALUES"] == "1" { withInjectedValues({ _ in }) {} }
     if ProcessInfo.processInfo.environment["WEAVE_PROFILE_BRIDGE_INSTALLED"] == "1" { installDependencyOverrides() }
@@ -139,9 +141,21 @@ if CommandLine.arguments.count >= 2, CommandLine.arguments[1] == "render-apps" {
     exit(0)
 }
 
-/// Sections to run: the arguments (`resolve`, `paths`, `oversubscribed`, `instrumentation`, `render`, `protobuf`,
-/// `scrape`, `bridge`), or all of them.
-let sections = Set(CommandLine.arguments.dropFirst())
+/// Sections to run: the arguments (`resolve`, `paths`, `scaling`, `oversubscribed`, `instrumentation`, `render`,
+/// `protobuf`, `scrape`, `bridge`), or all of them; `--threads 1,2,4,8,16` sets the scaling section's thread counts.
+var arguments = Array(CommandLine.arguments.dropFirst())
+var scalingThreads = [1, 2, 4, 8, 16]
+if let flag = arguments.firstIndex(of: "--threads") {
+    guard flag + 1 < arguments.count,
+          case let counts = arguments[flag + 1].split(separator: ",").compactMap({ Int($0) }),
+          !counts.isEmpty, counts.allSatisfy({ (1...1_024).contains($0) }) else {
+        print("--threads takes thread counts from 1 to 1024 separated by commas, such as 1,2,4,8,16")
+        exit(64)
+    }
+    scalingThreads = counts
+    arguments.removeSubrange(flag...flag + 1)
+}
+let sections = Set(arguments)
 func runs(_ section: String) -> Bool { sections.isEmpty || sections.contains(section) }
 
 func latencyLine(_ summary: LatencySummary) -> String {
@@ -217,6 +231,10 @@ if runs("paths") {
         print("| \(benchmark.name) | \(reference.name) | \(format(result.nanosPerOp)) | \(format(result.baseNanosPerOp)) | \(String(format: "%.2f×", result.ratio)) |")
         fflush(nil)
     }
+}
+
+if runs("scaling") {
+    ScalingBenchmark.run(threadCounts: scalingThreads)
 }
 
 if runs("oversubscribed") {
