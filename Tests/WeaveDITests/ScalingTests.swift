@@ -204,6 +204,36 @@ import WeaveSupport
         #expect(container.statistics()["Made"]?.resolutions == 1)
     }
 
+    @Test func releaseAllDropsInstancesAtOnceWhileAFactoryRunsOnAnotherThread() {
+        /// Sets its flag when released.
+        final class Witnessed: Sendable {
+            let flag: Locked<Bool>
+            init(_ flag: Locked<Bool>) { self.flag = flag }
+            deinit { flag.withLock { $0 = true } }
+        }
+        let released = Locked(false)
+        let entered = Locked(false)
+        let proceed = Locked(false)
+        let container = Container()
+        container.register(Witnessed.self, scope: .singleton) { Witnessed(released) }
+        container.register(Made.self) {
+            entered.withLock { $0 = true }
+            while !proceed.withLock({ $0 }) { usleep(100) }
+            return Made()
+        }
+        #expect(container.resolve(Witnessed.self) != nil)
+        let thread = Self.startThread { _ = container.resolve(Made.self) }
+        while !entered.withLock({ $0 }) { usleep(100) }
+        // The registrations wait for the pinned factory to return; the singleton does not.
+        container.releaseAll()
+        #expect(container.lock.withWriteLock { container.retired.count } == 2)
+        #expect(released.withLock { $0 })
+        proceed.withLock { $0 = true }
+        pthread_join(thread, nil)
+        container.register(Value.self) { Value(number: 1) }
+        #expect(container.lock.withWriteLock { container.retired.count } == 0)
+    }
+
     @Test func edgesAreRecordedAgainAfterReleaseAll() {
         let container = Container()
         for _ in 0..<2 {

@@ -124,7 +124,7 @@ public final class Container: @unchecked Sendable {
             staging.inserts.withLock { $0.append((key, insert)) }
             return
         }
-        let (replaced, released) = lock.withWriteLock { () -> (AnyRegistration?, [AnyRegistration]) in
+        let (replaced, released) = lock.withWriteLock { () -> (AnyRegistration?, [Any]) in
             let replaced = insert()
             return (replaced, retireHoldingLock(replaced.map { [$0] } ?? []))
         }
@@ -139,9 +139,10 @@ public final class Container: @unchecked Sendable {
         _ = released
     }
 
-    /// Takes registrations out of the table for good (call holding the write lock): returns those
-    /// no reader can use any more, for the caller to release outside the lock (`RetiredRegistrations`).
-    func retireHoldingLock(_ removed: [AnyRegistration]) -> [AnyRegistration] {
+    /// Takes registrations out of the table for good (call holding the write lock): returns what to
+    /// release outside the lock, the registrations no reader can use any more and the instances of
+    /// the others (`RetiredRegistrations`).
+    func retireHoldingLock(_ removed: [AnyRegistration]) -> [Any] {
         retired.retire(removed, lock: lock)
     }
 
@@ -469,7 +470,7 @@ public final class Container: @unchecked Sendable {
     @discardableResult
     public func release<T>(_ type: T.Type, name: String? = nil) -> Bool {
         let key = RegistrationKey(type, name: name)
-        let (removed, released) = lock.withWriteLock { () -> (Bool, [AnyRegistration]) in
+        let (removed, released) = lock.withWriteLock { () -> (Bool, [Any]) in
             let removed = table.remove(key)
             return (removed != nil, retireHoldingLock(removed.map { [$0] } ?? []))
         }

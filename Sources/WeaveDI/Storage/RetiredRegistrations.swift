@@ -13,16 +13,17 @@ struct RetiredRegistrations {
     var count: Int { batches.reduce(0) { $0 + $1.registrations.count } }
 
     /// Call holding every shard of `lock`: keeps `removed` while a shard holds pins, and returns what
-    /// no reader can use any more (of `removed` and of earlier batches), for the caller to release
-    /// outside the lock: their instances' deinits may run then.
-    mutating func retire(_ removed: [AnyRegistration], lock: ShardedLock) -> [AnyRegistration] {
-        var released: [AnyRegistration] = []
+    /// no reader can use any more, for the caller to release outside the lock, where deinits may run:
+    /// the registrations of `removed` and of earlier batches that no shard holds, and the instances
+    /// of those kept (no pinned reader reads an instance: a pinned hit has copied it already).
+    mutating func retire(_ removed: [AnyRegistration], lock: ShardedLock) -> [Any] {
+        var released: [Any] = []
         batches.removeAll { batch in
             let done = batch.waits.allSatisfy { wait in
                 let pins = lock.shard(wait.shard).pins.pointee
                 return pins.held == 0 || pins.quiescences != wait.quiescences
             }
-            if done { released += batch.registrations }
+            if done { released += batch.registrations as [Any] }
             return done
         }
         guard !removed.isEmpty else { return released }
@@ -30,7 +31,12 @@ struct RetiredRegistrations {
             let pins = lock.shard(index).pins.pointee
             return pins.held == 0 ? nil : (index, pins.quiescences)
         }
-        if waits.isEmpty { released += removed } else { batches.append((removed, waits)) }
+        if waits.isEmpty {
+            released += removed as [Any]
+        } else {
+            batches.append((removed, waits))
+            released += removed.compactMap { $0.takeInstance() }
+        }
         return released
     }
 }
