@@ -35,10 +35,10 @@ let help = """
       Docker:      HEALTHCHECK --interval=10s --timeout=4s CMD ["weave-health", "--quiet"]
       Kubernetes:  livenessProbe:  {exec: {command: [weave-health, --live, --quiet]}, timeoutSeconds: 4}
                    readinessProbe: {exec: {command: [weave-health, --ready, --quiet]}, timeoutSeconds: 4}
-      systemd:     ExecStartPost=/usr/local/bin/weave-health --ready --timeout 10s
-                   ExecCondition=/usr/local/bin/weave-health --check database --quiet
+      systemd:     ExecStartPost=/usr/bin/weave-health --ready --timeout 10s
+                   ExecCondition=/usr/bin/weave-health --check database --quiet
       Nagios:      define command { command_name check_weave
-                                    command_line /usr/local/bin/weave-health --nagios --url http://$HOSTADDRESS$:9096 }
+                                    command_line /usr/bin/weave-health --nagios --url http://$HOSTADDRESS$:9096 }
       By hand:     weave-health --check disk-root --check memory-pressure
                    weave-health top --watch
 

@@ -70,6 +70,13 @@ if [ $rc -eq 0 ] && [ "$enabled" = enabled ] && [ "$active" = active ] && [[ "$s
     ok "apt-get install ./$(basename "$DEB"): user, group and /run/weave/apps made, the service enabled, active, READY=1: \"$status\""
 else not_ok "the package installs and starts" "apt $rc, $enabled, $active; $(tail -3 "$WORK/install.log"); $(IN journalctl -u weave-healthd --no-pager | tail -5)"; fi
 pid=$(IN systemctl show -P MainPID weave-healthd.service)
+# The monitoring files and the licence, where the package puts them.
+shipped=$(IN sh -c 'ls /usr/share/weave-healthd/monitoring/rules/weave-alerts.yml /usr/share/weave-healthd/monitoring/rules/weave-recording.yml \
+    /usr/share/weave-healthd/monitoring/alertmanager/alertmanager.yml /usr/share/weave-healthd/monitoring/dashboards/weave-fleet.json | wc -l')
+if [ "$shipped" = 4 ] && IN grep -q '^License: Apache-2.0$' /usr/share/doc/weave-healthd/copyright \
+    && cmp -s "$ROOT/monitoring/rules/weave-alerts.yml" "/proc/$INIT/root/usr/share/weave-healthd/monitoring/rules/weave-alerts.yml"; then
+    ok "the rules, Alertmanager example and dashboard in /usr/share/weave-healthd/monitoring; copyright: Apache-2.0"
+else not_ok "the package's monitoring files and licence" "$shipped of 4 files; $(IN grep '^License' /usr/share/doc/weave-healthd/copyright)"; fi
 
 # --- it answers, over TCP and the Unix listener ----------------------------------------------------------
 for _ in $(seq 50); do NET curl -s -o /dev/null -m 1 http://127.0.0.1:9096/livez && break; sleep 0.1; done
@@ -237,4 +244,14 @@ kept=$(IN sh -c 'getent passwd weave-healthd >/dev/null && getent group weave >/
 if [ $rc -eq 0 ] && [ -z "$left" ] && [ "$kept" = kept ]; then
     ok "apt-get purge: no configuration, unit, enablement link, state or runtime directory left; the user and group kept, as policy keeps them"
 else not_ok "apt-get purge" "apt $rc; left: $left; user and group: ${kept:-gone}"; fi
+
+# --- the example application without the daemon: observability never stops the application -------------------
+# After the purge /run/weave/apps is gone (the group stays): the shipped unit still starts and serves.
+IN systemctl start orders.service
+for _ in $(seq 100); do [ "$(NET curl -s -m 1 -o /dev/null -w '%{http_code}' http://127.0.0.1:8080/orders)" = 200 ] && break; sleep 0.1; done
+answered=$(NET curl -s -m 2 -o /dev/null -w '%{http_code}' http://127.0.0.1:8080/orders)
+if [ "$(IN systemctl is-active orders.service)" = active ] && [ "$answered" = 200 ] && ! IN test -e /run/weave/apps; then
+    ok "the example application's unit starts and serves without /run/weave/apps (ReadWritePaths=-)"
+else not_ok "the application without the daemon" "$(IN systemctl is-active orders.service), GET /orders $answered; $(IN journalctl -u orders --no-pager | tail -3)"; fi
+IN systemctl stop orders.service
 finish
