@@ -11,13 +11,13 @@
 # package list, and a stamp inside holds that list, so a changed list makes a new tree rather than
 # reusing an old one. WEAVE_NSPAWN_TREE names another path (made when absent or when its stamp is
 # not the list). The list has libnss-systemd, as a standard Debian 12 has, so dynamic users have
-# names, and procps, whose kill and pgrep the tests run inside.
+# names, procps, whose kill and pgrep the tests run inside, and man-db, for the package's manual pages.
 # Usage: Tests/Integration/nspawn.sh PATH-TO-weave-healthd_VERSION_amd64.deb PATH-TO-Orders
 set -uo pipefail
 
 source "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$HERE/../.." && pwd)
-TREE_PACKAGES="systemd,systemd-sysv,dbus,libnss-systemd,procps"
+TREE_PACKAGES="systemd,systemd-sysv,dbus,libnss-systemd,procps,man-db"
 TREE_STAMP="bookworm minbase $TREE_PACKAGES"
 TREE=${WEAVE_NSPAWN_TREE:-/var/lib/weave-nspawn/bookworm-$(printf '%s' "$TREE_STAMP" | sha256sum | cut -c1-12)}
 DEB=$(realpath "$1")
@@ -70,6 +70,12 @@ if [ $rc -eq 0 ] && [ "$enabled" = enabled ] && [ "$active" = active ] && [[ "$s
     ok "apt-get install ./$(basename "$DEB"): user, group and /run/weave/apps made, the service enabled, active, READY=1: \"$status\""
 else not_ok "the package installs and starts" "apt $rc, $enabled, $active; $(tail -3 "$WORK/install.log"); $(IN journalctl -u weave-healthd --no-pager | tail -5)"; fi
 pid=$(IN systemctl show -P MainPID weave-healthd.service)
+# The manual pages, as man shows them on the host.
+if IN env MANPAGER=cat MANWIDTH=80 man weave-healthd 2>&1 | grep -q "weave-healthd - health and metrics exporter" \
+    && IN env MANPAGER=cat man 1 weave-health | grep -q "weave-health - ask weave-healthd how it is" \
+    && IN env MANPAGER=cat man 5 weave-healthd.yaml | grep -q "weave-healthd.yaml - configuration of weave-healthd"; then
+    ok "man weave-healthd, man weave-health, man 5 weave-healthd.yaml show the package's pages"
+else not_ok "the manual pages on the host" "$(IN env MANPAGER=cat man weave-healthd 2>&1 | head -3)"; fi
 # The monitoring files and the licence, where the package puts them.
 shipped=$(IN sh -c 'ls /usr/share/weave-healthd/monitoring/rules/weave-alerts.yml /usr/share/weave-healthd/monitoring/rules/weave-recording.yml \
     /usr/share/weave-healthd/monitoring/alertmanager/alertmanager.yml /usr/share/weave-healthd/monitoring/dashboards/weave-fleet.json | wc -l')
