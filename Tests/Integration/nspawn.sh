@@ -70,12 +70,13 @@ if [ $rc -eq 0 ] && [ "$enabled" = enabled ] && [ "$active" = active ] && [[ "$s
     ok "apt-get install ./$(basename "$DEB"): user, group and /run/weave/apps made, the service enabled, active, READY=1: \"$status\""
 else not_ok "the package installs and starts" "apt $rc, $enabled, $active; $(tail -3 "$WORK/install.log"); $(IN journalctl -u weave-healthd --no-pager | tail -5)"; fi
 pid=$(IN systemctl show -P MainPID weave-healthd.service)
-# The manual pages, as man shows them on the host.
-if IN env MANPAGER=cat MANWIDTH=80 man weave-healthd 2>&1 | grep -q "weave-healthd - health and metrics exporter" \
-    && IN env MANPAGER=cat man 1 weave-health | grep -q "weave-health - ask weave-healthd how it is" \
-    && IN env MANPAGER=cat man 5 weave-healthd.yaml | grep -q "weave-healthd.yaml - configuration of weave-healthd"; then
+# The manual pages, as man shows them on the host (spaces squeezed: man justifies lines).
+page() { IN env MANPAGER=cat MANWIDTH=200 man "$@" 2>&1 | tr -s ' '; }
+if page weave-healthd | grep -q "weave-healthd - health and metrics exporter" \
+    && page 1 weave-health | grep -q "weave-health - ask weave-healthd how it is" \
+    && page 5 weave-healthd.yaml | grep -q "weave-healthd.yaml - configuration of weave-healthd"; then
     ok "man weave-healthd, man weave-health, man 5 weave-healthd.yaml show the package's pages"
-else not_ok "the manual pages on the host" "$(IN env MANPAGER=cat man weave-healthd 2>&1 | head -3)"; fi
+else not_ok "the manual pages on the host" "$(page weave-healthd | head -5)"; fi
 # The monitoring files and the licence, where the package puts them.
 shipped=$(IN sh -c 'ls /usr/share/weave-healthd/monitoring/rules/weave-alerts.yml /usr/share/weave-healthd/monitoring/rules/weave-recording.yml \
     /usr/share/weave-healthd/monitoring/alertmanager/alertmanager.yml /usr/share/weave-healthd/monitoring/dashboards/weave-fleet.json | wc -l')
