@@ -166,27 +166,31 @@ import WeaveSupport
         #expect((0..<ShardedLock.shardCount).contains(ThreadFrame.current.pointee.shard))
     }
 
-    @Test func aReplacedTransientStaysWhileItsFactoryRunsAndGoesAtTheNextChange() {
-        /// Sets its flag when the factory's context, which holds it, is released.
-        final class Witness: Sendable {
-            let flag: Locked<Bool>
-            init(_ flag: Locked<Bool>) { self.flag = flag }
-            deinit { flag.withLock { $0 = true } }
+    /// Sets its flag when it is released.
+    private final class Witness: Sendable {
+        let flag: Locked<Bool>
+        init(_ flag: Locked<Bool>) { self.flag = flag }
+        deinit { flag.withLock { $0 = true } }
+    }
+
+    /// A factory that says it runs, then waits for `proceed`: a run held open on another thread.
+    /// Its context holds `witness`.
+    private static func heldFactory(entered: Locked<Bool>, proceed: Locked<Bool>, holding witness: Witness? = nil) -> @Sendable () -> Made {
+        {
+            _ = witness
+            entered.withLock { $0 = true }
+            while !proceed.withLock({ $0 }) { usleep(100) }
+            return Made()
         }
+    }
+
+    @Test func aReplacedTransientStaysWhileItsFactoryRunsAndGoesAtTheNextChange() {
         let released = Locked(false)
         let entered = Locked(false)
         let proceed = Locked(false)
         let resolved = Locked(false)
         let container = Container()
-        do {
-            let witness = Witness(released)
-            container.register(Made.self) {
-                _ = witness
-                entered.withLock { $0 = true }
-                while !proceed.withLock({ $0 }) { usleep(100) }
-                return Made()
-            }
-        }
+        container.register(Made.self, factory: Self.heldFactory(entered: entered, proceed: proceed, holding: Witness(released)))
         let thread = Self.startThread { let made = container.resolve(Made.self) != nil; resolved.withLock { $0 = made } }
         while !entered.withLock({ $0 }) { usleep(100) }
         // Replaced while its factory runs on another thread, pinned there: kept, not released.
@@ -205,23 +209,13 @@ import WeaveSupport
     }
 
     @Test func releaseAllDropsInstancesAtOnceWhileAFactoryRunsOnAnotherThread() {
-        /// Sets its flag when released.
-        final class Witnessed: Sendable {
-            let flag: Locked<Bool>
-            init(_ flag: Locked<Bool>) { self.flag = flag }
-            deinit { flag.withLock { $0 = true } }
-        }
         let released = Locked(false)
         let entered = Locked(false)
         let proceed = Locked(false)
         let container = Container()
-        container.register(Witnessed.self, scope: .singleton) { Witnessed(released) }
-        container.register(Made.self) {
-            entered.withLock { $0 = true }
-            while !proceed.withLock({ $0 }) { usleep(100) }
-            return Made()
-        }
-        #expect(container.resolve(Witnessed.self) != nil)
+        container.register(Witness.self, scope: .singleton) { Witness(released) }
+        container.register(Made.self, factory: Self.heldFactory(entered: entered, proceed: proceed))
+        #expect(container.resolve(Witness.self) != nil)
         let thread = Self.startThread { _ = container.resolve(Made.self) }
         while !entered.withLock({ $0 }) { usleep(100) }
         // The registrations wait for the pinned factory to return; the singleton does not.
