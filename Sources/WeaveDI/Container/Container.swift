@@ -355,9 +355,9 @@ public final class Container: @unchecked Sendable {
     }
 
     /// Runs the synchronous factory of a transient registration that the fast path pinned (or, with
-    /// `make`, its argument factory), as `run` does, and unpins it once the run is counted. The registration is only reached through
-    /// guaranteed references, and its factory called in place: neither its reference count nor the
-    /// factory's context's is written.
+    /// `make`, its argument factory), as `run` does, and unpins it once the run is counted. The
+    /// registration is only reached through guaranteed references, and its factory called in place:
+    /// neither its reference count nor the factory's context's is written.
     @inlinable
     func runPinned<T>(_ slot: Unmanaged<AnyRegistration>, as _: T.Type, frame: UnsafeMutablePointer<ThreadFrame>,
                       _ make: (Registration<T>) -> T = { $0.synchronousFactory() }) throws(ResolutionError) -> T {
