@@ -17,6 +17,7 @@ APPS="$WORK/apps"
 mkdir -p "$APPS"
 id_of() { grep -rh "static let $1 = WeaveEvent(" "$ROOT/Sources" | grep -o '[0-9a-f]\{32\}'; }
 SLOW=$(id_of slowResolution); ERROR=$(id_of resolutionError); PRESSURE=$(id_of memoryPressure); TRANSITION=$(id_of healthTransition)
+SUPPRESSED=$(id_of recordsSuppressed)
 start_journald
 
 cat > "$WORK/config.yaml" <<YAML
@@ -79,9 +80,9 @@ else not_ok "3 slow resolutions in the daemon's journal" "$(count "$SLOW") found
 
 # 8 failed factory runs, 5 a window: 5 written, then one summary of the other 3 when the window ends.
 if wait_count 5 "$ERROR" dependency=RefundGateway error_kind=factory_failed suppressed=- \
-    && wait_count 1 "$ERROR" suppressed=3; then
-    ok "8 failed factory runs caused: 5 in the daemon's journal with WEAVE_ERROR_KIND=factory_failed, and a summary of the 3 suppressed"
-else not_ok "the resolution errors, rate-limited" "$(count "$ERROR" suppressed=-) written, summaries: $(count "$ERROR" suppressed=3)"; fi
+    && wait_count 1 "$SUPPRESSED" suppressed=3 suppressed_event="resolution error" suppressed_message_id="$ERROR"; then
+    ok "8 failed factory runs caused: 5 in the daemon's journal with WEAVE_ERROR_KIND=factory_failed, and a summary of the 3 suppressed under its own MESSAGE_ID"
+else not_ok "the resolution errors, rate-limited" "$(count "$ERROR" suppressed=-) written, summaries: $(count "$SUPPRESSED" suppressed=3)"; fi
 own=$(journalctl -o json SYSLOG_IDENTIFIER="$APP" "MESSAGE_ID=$ERROR" WEAVE_DEPENDENCY=RefundGateway PRIORITY=3 2>/dev/null)
 if [[ "$own" == *"refund gateway unreachable"* ]]; then
     ok "the application logs its own resolution errors by default, at error level, with the factory's error"
@@ -93,6 +94,29 @@ else not_ok "the memory-pressure event" "$(count "$PRESSURE") found"; fi
 if wait_count 1 "$TRANSITION" check=payments state_from=healthy state_to=degraded; then
     ok "a health transition caused, 1 in the daemon's journal (WEAVE_CHECK, WEAVE_STATE_FROM, WEAVE_STATE_TO)"
 else not_ok "the health transition" "$(count "$TRANSITION") found; $(journalctl -o json SYSLOG_IDENTIFIER=weave-healthd "WEAVE_APP=$APP" | tail -2)"; fi
+# journalctl -x fills a catalog text's @FIELD@s from the entry: every entry about the application has
+# every field its MESSAGE_ID's text names (a summary, with its own MESSAGE_ID, too), so none shows unfilled.
+unfilled=$(journalctl -o json SYSLOG_IDENTIFIER=weave-healthd "WEAVE_APP=$APP" 2>/dev/null | "$PY" -c '
+import json, re, sys
+texts, current = {}, None
+for line in open(sys.argv[1]):
+    if line.startswith("-- "):
+        current = line[3:].strip()
+        texts[current] = set()
+    elif current:
+        texts[current] |= set(re.findall(r"@([A-Z0-9_]+)@", line))
+checked, unfilled = 0, set()
+for line in sys.stdin:
+    entry = json.loads(line)
+    fields = texts.get(entry.get("MESSAGE_ID"))
+    if fields is None:
+        continue
+    checked += 1
+    unfilled |= {entry["MESSAGE_ID"] + " " + field for field in fields if field not in entry}
+print(" ".join(sorted(unfilled)) if unfilled else f"none of {checked}")' "$ROOT/systemd/weave-healthd.catalog")
+if [[ "$unfilled" == "none of "* ]] && [ "${unfilled#none of }" -ge 11 ]; then
+    ok "the catalog's texts find every field they name in the application's entries ($unfilled unfilled)"
+else not_ok "catalog fields in the entries" "unfilled: $unfilled"; fi
 
 # --- a restart: the new log is read from its start, the old one never again ---------------------------------------
 kill -TERM "$APP_PID"; wait "$APP_PID" 2>/dev/null
