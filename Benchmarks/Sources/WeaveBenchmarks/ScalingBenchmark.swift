@@ -136,7 +136,12 @@ enum ScalingBenchmark {
         return (Double(operations) / (Harness.nanos(took) / 1e9), operations)
     }
 
-    /// The table: Mops/s at each thread count, the largest count ÷ one, and the median of three runs each.
+    /// The resolves `scalingContainer` has counted, by service.
+    static func resolutions() -> [String: UInt64] {
+        Dictionary(scalingContainer.statistics().services.map { ($0.service, $0.resolutions) }) { $0 + $1 }
+    }
+
+    /// The table: Mops/s at each thread count (the median of three runs), and each count's ÷ the first.
     static func run(threadCounts: [Int]) {
         let live = Container.live
         Container.live = scalingContainer
@@ -146,7 +151,7 @@ enum ScalingBenchmark {
         let ratios = threadCounts.dropFirst().map { "\($0) ÷ \(threadCounts[0])" }.joined(separator: " | ")
         print("| case | \(counts) | \(ratios) |")
         print("|---|" + String(repeating: "---:|", count: 2 * threadCounts.count - 1))
-        let before = Dictionary(scalingContainer.statistics().services.map { ($0.service, $0.resolutions) }) { $0 + $1 }
+        let before = resolutions()
         var expected: [String: Int] = [:]
         for benchmark in cases {
             let warmUp = 10_000
@@ -165,9 +170,10 @@ enum ScalingBenchmark {
         }
         // Every resolve of the section, on any number of threads, is counted once: the statistics
         // grew by exactly the operations the threads report.
-        let after = Dictionary(scalingContainer.statistics().services.map { ($0.service, $0.resolutions) }) { $0 + $1 }
-        let wrong = expected.keys.sorted().filter { UInt64(expected[$0]!) != after[$0, default: 0] - before[$0, default: 0] }
+        let after = resolutions()
+        let counted = expected.keys.map { ($0, after[$0, default: 0] - before[$0, default: 0]) }
+        let wrong = counted.filter { UInt64(expected[$0.0]!) != $0.1 }.sorted { $0.0 < $1.0 }
         print("\nCounts: \(expected.values.reduce(0, +)) resolves of \(expected.count) services on up to \(threadCounts.max()!) threads; " +
-              (wrong.isEmpty ? "`statistics()` counted each exactly." : "**counted wrong** for \(wrong.map { "\($0): \(after[$0, default: 0] - before[$0, default: 0]) of \(expected[$0]!)" })"))
+              (wrong.isEmpty ? "`statistics()` counted each exactly." : "**counted wrong** for \(wrong.map { "\($0.0): \($0.1) of \(expected[$0.0]!)" })"))
     }
 }

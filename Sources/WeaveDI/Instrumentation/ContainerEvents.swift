@@ -7,13 +7,13 @@ extension WeaveEvent {
     /// A log rate limit's summary of the records of one kind it did not write (`suppressedRecords`).
     public static let recordsSuppressed = WeaveEvent(messageID: "9e29899a6f2c4d94ab6b1a43c075903d", title: "records suppressed")
 
-    /// The fields of a rate limit's summary: how many records of `event` were not written. A summary
-    /// has its own `MESSAGE_ID`, so the catalog text of the records it stands for, whose fields it
-    /// lacks, is not shown for it.
-    public static func suppressedRecords(_ suppressed: Int, of event: WeaveEvent) -> Logger.Metadata {
-        recordsSuppressed.metadata([
+    /// The fields of a rate limit's summary, `fields` plus how many records of `event` were not
+    /// written. A summary has its own `MESSAGE_ID`, so the catalog text of the records it stands
+    /// for, whose fields it lacks, is not shown for it.
+    public static func suppressedRecords(_ suppressed: Int, of event: WeaveEvent, _ fields: Logger.Metadata) -> Logger.Metadata {
+        recordsSuppressed.metadata(fields.merging([
             "suppressed": "\(suppressed)", "suppressed_event": "\(event.title)", "suppressed_message_id": "\(event.messageID)",
-        ])
+        ]) { $1 })
     }
 
     /// The events a container logs.

@@ -67,7 +67,7 @@ public final class Instrumentation: Sendable {
             guard self.level.load(ordering: .relaxed) <= category.rawValue else { return }
             let admitted = throttle.admit("\(event.messageID) \(service)") { suppressed, window in
                 self.log(category, level, "Suppressed \(suppressed) more \(event.title) records of \(service) in the last \(window)",
-                         metadata: WeaveEvent.suppressedRecords(suppressed, of: event).merging(["dependency": "\(service)"]) { $1 },
+                         metadata: WeaveEvent.suppressedRecords(suppressed, of: event, ["dependency": "\(service)"]),
                          file: file, function: function, line: line)
             }
             guard admitted else { return }

@@ -6,7 +6,7 @@ import WeaveSupport
 ///
 /// Each shard also owns per-key statistics that only its readers write, which makes exact counting
 /// free of atomic read-modify-write contention, and counts the registrations its readers have pinned
-/// (`Shard.pins`): used outside the lock without a reference count (see `Container.retire`).
+/// (`Shard.pins`): used outside the lock without a reference count (see `RetiredRegistrations`).
 @usableFromInline
 final class ShardedLock: @unchecked Sendable {
     // @unchecked: `blocks` is written only in init and freed in deinit; each shard's counters and

@@ -80,7 +80,7 @@ final class AppEventJournal: Sendable {
         let kind = event.kind
         guard throttle.admit("\(app) \(kind.event.messageID)", summary: { [logger] suppressed, window in
             logger.log(level: kind.level(event), "Suppressed \(suppressed) more \(kind.event.title) records of application \(app) in the last \(window)",
-                       metadata: WeaveEvent.suppressedRecords(suppressed, of: kind.event).merging(["app": "\(app)"]) { $1 })
+                       metadata: WeaveEvent.suppressedRecords(suppressed, of: kind.event, ["app": "\(app)"]))
         }) else { return }
         var metadata: Logger.Metadata = ["app": "\(app)", "event_seq": "\(event.sequence)", "event_time": "\(event.time)"]
         for (key, value) in event.fields { metadata[key] = "\(value)" }
