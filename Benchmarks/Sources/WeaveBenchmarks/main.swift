@@ -146,9 +146,10 @@ if CommandLine.arguments.count >= 2, CommandLine.arguments[1] == "render-apps" {
 var arguments = Array(CommandLine.arguments.dropFirst())
 var scalingThreads = [1, 2, 4, 8, 16]
 if let flag = arguments.firstIndex(of: "--threads") {
-    guard flag + 1 < arguments.count,
-          case let counts = arguments[flag + 1].split(separator: ",").compactMap({ Int($0) }),
-          !counts.isEmpty, counts.allSatisfy({ (1...1_024).contains($0) }) else {
+    // Every piece a count: "1,,2x" is refused, not read as "1".
+    let pieces = flag + 1 < arguments.count ? arguments[flag + 1].split(separator: ",", omittingEmptySubsequences: false) : []
+    let counts = pieces.compactMap { Int($0) }
+    guard !counts.isEmpty, counts.count == pieces.count, counts.allSatisfy({ (1...1_024).contains($0) }) else {
         print("--threads takes thread counts from 1 to 1024 separated by commas, such as 1,2,4,8,16")
         exit(64)
     }
