@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 // Linux only (built and tested on Debian 12 with glibc): no `platforms:` are declared, since no Apple
@@ -15,8 +15,17 @@ let package = Package(
         .library(name: "WeaveHealthServer", targets: ["WeaveHealthServer"]),
         .library(name: "WeaveSystemd", targets: ["WeaveSystemd"]),
         .library(name: "WeaveAppEndpoint", targets: ["WeaveAppEndpoint"]),
+        .library(name: "WeaveHummingbird", targets: ["WeaveHummingbird"]),
+        .library(name: "WeaveVapor", targets: ["WeaveVapor"]),
         .executable(name: "weave-healthd", targets: ["weave-healthd"]),
         .executable(name: "weave-health", targets: ["weave-health"]),
+    ],
+    // The framework adapters are built only for a package that asks for them, so that only users of
+    // Hummingbird resolve and build Hummingbird, and only users of Vapor, Vapor:
+    // `.package(url: …, from: "0.2.0", traits: ["Hummingbird"])`.
+    traits: [
+        .trait(name: "Hummingbird", description: "WeaveHummingbird: the endpoints in a Hummingbird 2 router."),
+        .trait(name: "Vapor", description: "WeaveVapor: the endpoint in a Vapor 4 application's lifecycle and routes."),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -24,6 +33,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.122.0"),
     ],
     targets: [
         // Package-internal (no product): what every module needs, written once: locks, clocks, event
@@ -99,6 +110,24 @@ let package = Package(
         ),
         .testTarget(name: "WeaveAppEndpointTests", dependencies: [
             "WeaveAppEndpoint", "WeaveTestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+        // The Hummingbird 2 adapter (trait Hummingbird): an AppEndpoint's routes in a Hummingbird router.
+        .target(name: "WeaveHummingbird", dependencies: [
+            "WeaveHealthRoutes", .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+        ]),
+        .testTarget(name: "WeaveHummingbirdTests", dependencies: [
+            "WeaveHummingbird", "WeaveAppEndpoint",
+            .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+        ]),
+        // The Vapor 4 adapter (trait Vapor): an AppEndpoint in a Vapor application's lifecycle and routes.
+        .target(name: "WeaveVapor", dependencies: [
+            "WeaveAppEndpoint",
+            .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+        .testTarget(name: "WeaveVaporTests", dependencies: [
+            "WeaveVapor", "WeaveAppEndpoint",
+            .product(name: "VaporTesting", package: "vapor", condition: .when(traits: ["Vapor"])),
         ]),
         // libsystemd (Debian libsystemd-dev), called directly: journald, sd_notify, socket activation.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),

@@ -1,3 +1,5 @@
+// Built with the package trait Hummingbird only (`traits: ["Hummingbird"]` on the dependency).
+#if Hummingbird
 import HTTPTypes
 import Hummingbird
 import WeaveHealthRoutes
@@ -33,3 +35,5 @@ extension RouterMethods {
         return self
     }
 }
+
+#endif

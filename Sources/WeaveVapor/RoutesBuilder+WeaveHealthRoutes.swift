@@ -1,3 +1,5 @@
+// Built with the package trait Vapor only (`traits: ["Vapor"]` on the dependency).
+#if Vapor
 import Vapor
 import WeaveAppEndpoint
 
@@ -30,3 +32,5 @@ extension RoutesBuilder {
         }
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+// Compiled with the package trait Hummingbird only: `swift test --traits Hummingbird`.
+#if Hummingbird
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -63,3 +65,5 @@ private final class Orders: Sendable {}
         }
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+// Compiled with the package trait Vapor only: `swift test --traits Vapor`.
+#if Vapor
 import Foundation
 import Testing
 import Vapor
@@ -85,3 +87,5 @@ private final class Orders: Sendable {}
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
+
+#endif

@@ -1,3 +1,5 @@
+// Built with the package trait Vapor only (`traits: ["Vapor"]` on the dependency).
+#if Vapor
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -58,3 +60,5 @@ final class AppEndpointLifecycle: LifecycleHandler {
         Task { await group.triggerGracefulShutdown() }
     }
 }
+
+#endif
