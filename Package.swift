@@ -163,7 +163,7 @@ let package = Package(
         .testTarget(name: "WeaveHealthProbeTests", dependencies: ["weave-health", "WeaveHealth", "WeavePrometheus", "WeaveTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "WeaveDITests", dependencies: ["WeaveDI"]),
         // What the test targets share: long synchronous work on a thread of its own.
-        .target(name: "WeaveTestSupport", path: "Tests/WeaveTestSupport"),
+        .target(name: "WeaveTestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/WeaveTestSupport"),
         // Upstream WeaveDI's documented patterns in the Swift 5 language mode its documentation uses.
         .testTarget(name: "WeaveDISwift5Tests", dependencies: ["WeaveDI"], swiftSettings: [.swiftLanguageMode(.v5)]),
     ],

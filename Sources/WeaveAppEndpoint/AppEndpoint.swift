@@ -96,8 +96,13 @@ public final class AppEndpoint: Service, Sendable {
                 lifecycle.markStarted()
                 await monitor.run()
             }
-            group.addTask { [logger, server, lifecycle = router.lifecycle] in
+            group.addTask { [logger, server, configuration, lifecycle = router.lifecycle, instrumentation = container.instrumentation] in
                 if let server {
+                    // The daemon reads the container's events from the socket and journals them:
+                    // the application does not log them a second time (`logsContainerEvents`).
+                    let quiet = !configuration.logsContainerEvents && configuration.socket != .none && instrumentation.logsEvents
+                    if quiet { instrumentation.logsEvents = false }
+                    defer { if quiet { instrumentation.logsEvents = true } }
                     do {
                         try await server.run()
                         return

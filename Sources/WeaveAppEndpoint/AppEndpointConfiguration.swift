@@ -60,11 +60,18 @@ extension AppEndpoint {
         /// render, and one answer each, per this, whatever their number. One second by default,
         /// below any scrape interval.
         public var metricsReuse: Duration
+        /// Whether the application also logs its container's slow resolutions and resolution
+        /// errors itself while its socket serves. Off by default: weave-healthd reads them from
+        /// `/events` and writes each once to the journal, with the application's name and its
+        /// `MESSAGE_ID`; on, each is there twice. Without a socket (`.none`, or one that cannot be
+        /// made), the container logs them whatever this says.
+        public var logsContainerEvents: Bool
 
         public init(socket: Socket = .discoverable(), socketMode: UInt32 = 0o660, tcp: (host: String, port: Int)? = nil,
                     details: DetailsPolicy = .never, socketDetails: DetailsPolicy = .always, bearerToken: String? = nil,
                     healthCheckDefaults: HealthCheckSettings = HealthCheckSettings(), maxConnections: Int = 64,
-                    watchesMemoryPressure: Bool = true, resolveBuckets: ResolveBuckets = .default, metricsReuse: Duration = .seconds(1)) {
+                    watchesMemoryPressure: Bool = true, resolveBuckets: ResolveBuckets = .default, metricsReuse: Duration = .seconds(1),
+                    logsContainerEvents: Bool = false) {
             self.socket = socket
             self.socketMode = socketMode
             self.tcp = tcp
@@ -76,6 +83,7 @@ extension AppEndpoint {
             self.watchesMemoryPressure = watchesMemoryPressure
             self.resolveBuckets = resolveBuckets
             self.metricsReuse = metricsReuse
+            self.logsContainerEvents = logsContainerEvents
         }
 
         /// The listeners for an application called `identity.serviceID`.

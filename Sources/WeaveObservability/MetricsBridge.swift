@@ -58,7 +58,7 @@ public final class MetricsBridge: Sendable {
             figures.append(("weave_resolutions_total", dimensions, service.resolutions))
             figures.append(("weave_instances_created_total", dimensions, service.instancesCreated))
             figures.append(("weave_slow_resolutions_total", dimensions, service.slowResolutions))
-            for (kind, count) in service.errors {
+            for (kind, count) in service.exportedErrors {
                 figures.append(("weave_resolution_errors_total", dimensions + [("kind", kind.rawValue)], count))
             }
         }
@@ -67,13 +67,16 @@ public final class MetricsBridge: Sendable {
         let deltas: [(String, [(String, String)], Int64)] = previous.withLock { seen in
             figures.compactMap { label, dimensions, value in
                 let key = ([label] + dimensions.map { "\($0.0)=\($0.1)" }).joined(separator: "\u{0}")
+                // A counter is made at its first figure, 0 included, so that the backend has it at 0.
+                let isNew = seen[key] == nil
                 let delta = value &- (seen[key] ?? 0)
                 seen[key] = value
-                return delta > 0 ? (label, dimensions, Int64(clamping: delta)) : nil
+                return delta > 0 || isNew ? (label, dimensions, Int64(clamping: delta)) : nil
             }
         }
         for (label, dimensions, delta) in deltas {
-            Counter(label: label, dimensions: dimensions, factory: factory).increment(by: delta)
+            let counter = Counter(label: label, dimensions: dimensions, factory: factory)
+            if delta > 0 { counter.increment(by: delta) }
         }
     }
 

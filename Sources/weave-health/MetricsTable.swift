@@ -68,7 +68,9 @@ struct MetricsTable {
                 buckets[service] = nil
             }
         }
-        for (service, cumulative) in buckets {
+        // A service never resolved (its one factory run was a health check's creation) shows no
+        // resolve latency: "-", not the creation's time as if it were a resolve's.
+        for (service, cumulative) in buckets where byService[service]?.resolutions ?? 0 > 0 {
             let sorted = cumulative.sorted { $0.key < $1.key }
             byService[service]?.p50 = quantiles[service]?.p50 ?? Self.quantile(0.5, sorted)
             byService[service]?.p99 = quantiles[service]?.p99 ?? Self.quantile(0.99, sorted)

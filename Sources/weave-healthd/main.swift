@@ -136,7 +136,8 @@ let appConnections = ConnectionPool(capacity: descriptors.keptAppConnections(ser
 // Every blocking library call of the daemon, on a few threads of their own, whatever is stuck.
 let blocking = BlockingCalls()
 let owners = AppOwners()
-let appEvents = AppEventJournal(limit: configuration.logRateLimit)
+// Where the previous daemon stopped reading each application's events ($STATE_DIRECTORY).
+let appEvents = AppEventJournal(limit: configuration.logRateLimit, positions: EventPositions.fromEnvironment())
 let source = DaemonSource(await Runtime(configuration: configuration, group: group, connections: appConnections,
                                        blocking: blocking, owners: owners, events: appEvents,
                                        ownSockets: serverConfiguration.listeners.compactMap(\.unixPath)))

@@ -48,7 +48,7 @@ if "$PY" -c 'import json,sys; d=json.load(sys.stdin); c=d["checks"]["hello/Datab
     ok "/health: warn, hello/Database says replica 2 s behind"
 else not_ok "/health" "$health"; fi
 top=$("$PROBE" top --url "http://127.0.0.1:$PORT")
-if grep -q '^hello/Greeter  *1 ' <<<"$top" && grep -q '^hello/Database .*degraded' <<<"$top"; then ok "weave-health top lists hello/Greeter and hello/Database"
+if grep -q '^hello/Greeter  *1 ' <<<"$top" && grep -q '^hello/Database  *0  *-  *- .*degraded' <<<"$top"; then ok "weave-health top lists hello/Greeter, and hello/Database, never resolved, without latency"
 else not_ok "weave-health top" "$top"; fi
 # The failing factory: an error, not a resolve, on /metrics.
 pay=$(curl -s 127.0.0.1:8080/pay)

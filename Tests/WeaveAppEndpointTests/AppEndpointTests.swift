@@ -105,6 +105,42 @@ private func waitUntilServing(_ endpoint: AppEndpoint) async throws {
         await #expect(throws: POSIXError(.ECONNREFUSED), "nobody listens on it") { try await get("/livez", socketPath: socketPath) }
     }
 
+    /// One copy of each event in the journal: while its socket serves, the endpoint's container
+    /// does not log its resolution errors itself (the daemon reads them from `/events` and writes
+    /// them); `/events` has them, and the application logs them again once the socket is gone, or
+    /// all along with `logsContainerEvents`.
+    @Test func theContainerLogsItsEventsOnlyWhenNoDaemonReadsThem() async throws {
+        for logsContainerEvents in [false, true] {
+            let directory = NSTemporaryDirectory() + "weave-apps-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let records = LogRecords()
+            let container = Container(instrumentation: Instrumentation(logger: records.logger))
+            struct Down: Error {}
+            container.register(Service1.self) { () throws -> Service1 in throw Down() }
+            let endpoint = AppEndpoint(container: container, identity: ServiceIdentity(serviceID: "orders", description: "", version: "1"),
+                                       configuration: .init(socket: .discoverable(directory: directory), watchesMemoryPressure: false,
+                                                            logsContainerEvents: logsContainerEvents))
+            let group = ServiceGroup(services: [endpoint], logger: Logger(label: "test"))
+            let running = Task { try await group.run() }
+            try await waitUntilServing(endpoint)
+            _ = try? container.resolveThrows(Service1.self)
+            await container.instrumentation.flush()
+            let logged = records.count(WeaveEvent.resolutionError.messageID)
+            #expect(logged == (logsContainerEvents ? 1 : 0), "logsContainerEvents: \(logsContainerEvents)")
+            var events = ""
+            for _ in 0..<200 where !events.contains("Service1") {
+                events = try await get("/events", socketPath: directory + "/orders.sock")
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(events.contains("Service1"), "/events has the error")
+            await group.triggerGracefulShutdown()
+            try await running.value
+            _ = try? container.resolveThrows(Service1.self)
+            await container.instrumentation.flush()
+            #expect(records.count(WeaveEvent.resolutionError.messageID) == logged + 1, "logged by the application once the socket is gone")
+        }
+    }
+
     /// Only a graceful shutdown (SIGTERM in a `ServiceGroup`) removes the socket: the application left.
     @Test func aGracefulShutdownRemovesTheSocket() async throws {
         let directory = NSTemporaryDirectory() + "weave-apps-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"

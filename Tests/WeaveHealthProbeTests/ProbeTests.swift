@@ -236,6 +236,8 @@ import WeaveSupport
         let exposition = """
             # TYPE weave_resolutions counter
             weave_resolutions_total{app="orders",dependency="ReportBuilder"} 40
+            weave_resolutions_total{app="orders",dependency="Old"} 10
+            weave_resolutions_total{app="orders",dependency="Database"} 0
             # TYPE weave_resolve_duration_seconds histogram
             weave_resolve_duration_seconds_bucket{app="orders",dependency="ReportBuilder",path="factory",le="0.047"} 0
             weave_resolve_duration_seconds_bucket{app="orders",dependency="ReportBuilder",path="factory",le="0.056"} 40
@@ -247,6 +249,10 @@ import WeaveSupport
             weave_resolve_duration_seconds_bucket{app="orders",dependency="Old",path="factory",le="+Inf"} 10
             weave_resolve_duration_seconds_sum{app="orders",dependency="Old",path="factory"} 0.515
             weave_resolve_duration_seconds_count{app="orders",dependency="Old",path="factory"} 10
+            weave_resolve_duration_seconds_bucket{app="orders",dependency="Database",path="factory",le="0.047"} 1
+            weave_resolve_duration_seconds_bucket{app="orders",dependency="Database",path="factory",le="+Inf"} 1
+            weave_resolve_duration_seconds_sum{app="orders",dependency="Database",path="factory"} 0.01
+            weave_resolve_duration_seconds_count{app="orders",dependency="Database",path="factory"} 1
             # TYPE weave_resolve_latency_seconds summary
             weave_resolve_latency_seconds{app="orders",dependency="ReportBuilder",quantile="0.5"} 0.0505
             weave_resolve_latency_seconds{app="orders",dependency="ReportBuilder",quantile="0.99"} 0.0507
@@ -255,6 +261,8 @@ import WeaveSupport
         let rows = Dictionary(uniqueKeysWithValues: try MetricsTable(exposition: Array(exposition.utf8)).rows.map { ($0.service, $0) })
         #expect(rows["orders/ReportBuilder"]?.p50 == 0.0505 && rows["orders/ReportBuilder"]?.p99 == 0.0507)
         #expect(abs((rows["orders/Old"]?.p50 ?? 0) - 0.0515) < 1e-9, "no quantiles: the buckets, interpolated")
+        // Never resolved: its one factory run was a health check's creation, not a resolve.
+        #expect(rows["orders/Database"] != nil && rows["orders/Database"]?.p50 == nil && rows["orders/Database"]?.p99 == nil)
     }
 
     @Test func quantilesInterpolateInsideTheirBucket() {

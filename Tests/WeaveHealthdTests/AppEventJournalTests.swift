@@ -1,36 +1,11 @@
+import Glibc
 import Logging
 import Testing
 @testable import weave_healthd
 import WeaveDI
 import WeaveObservability
 import WeaveSupport
-
-/// What a logger was given, for the tests to read.
-private final class Records: Sendable {
-    let entries = Locked<[(level: Logger.Level, message: String, metadata: Logger.Metadata)]>([])
-    var logger: Logger {
-        Logger(label: "test") { _ in Capture(records: self) }
-    }
-
-    func count(_ messageID: String, _ filter: (Logger.Metadata) -> Bool = { _ in true }) -> Int {
-        entries.withLock { $0.filter { $0.metadata["message_id"] == .string(messageID) && filter($0.metadata) }.count }
-    }
-
-    private struct Capture: LogHandler {
-        let records: Records
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-                 function: String, line: UInt) {
-            records.entries.withLock { $0.append((level, "\(message)", metadata ?? [:])) }
-        }
-    }
-}
+import WeaveTestSupport
 
 @Suite struct AppEventJournalTests {
     private let generous = LogRateLimit(burst: 1_000, window: .seconds(10))
@@ -40,7 +15,7 @@ private final class Records: Sendable {
         log.append(.slowResolution, ["dependency": "ReportBuilder", "duration_usec": "52000", "threshold_usec": "10000"])
         log.append(.resolutionError, ["dependency": "RefundGateway", "error_kind": "factory_failed", "error": "down", "extra": "dropped"])
         log.append(.healthTransition, ["check": "payments", "state_from": "healthy", "state_to": "degraded", "reason": "slow"])
-        let records = Records()
+        let records = LogRecords()
         let journal = AppEventJournal(limit: generous, started: log.started - 1, logger: records.logger)
         try journal.ingest("orders", Array(log.json(after: journal.after("orders"), limit: 256).utf8))
         try journal.ingest("orders", Array(log.json(after: journal.after("orders"), limit: 256).utf8))
@@ -48,13 +23,13 @@ private final class Records: Sendable {
         #expect(records.count(WeaveEvent.slowResolution.messageID) { $0["app"] == "orders" && $0["duration_usec"] == "52000" } == 1)
         #expect(records.count(WeaveEvent.resolutionError.messageID) { $0["error_kind"] == "factory_failed" && $0["extra"] == nil } == 1)
         #expect(records.count(WeaveEvent.healthTransition.messageID) { $0["state_to"] == "degraded" } == 1)
-        #expect(records.entries.withLock { $0.map(\.level) } == [.warning, .error, .warning])
+        #expect(records.entries.map(\.level) == [.warning, .error, .warning])
     }
 
     /// Dropped before they were read: the daemon says how many, once, and goes on from the oldest kept.
     @Test func eventsTheLogDroppedAreCountedAsMissed() throws {
         let log = ContainerEventLog(capacity: 8)
-        let records = Records()
+        let records = LogRecords()
         let journal = AppEventJournal(limit: generous, started: log.started - 1, logger: records.logger)
         log.append(.memoryPressure, [:])
         try journal.ingest("orders", Array(log.json(after: journal.after("orders"), limit: 256).utf8))
@@ -70,7 +45,7 @@ private final class Records: Sendable {
     @Test func aLogOlderThanTheDaemonIsReadFromItsEnd() throws {
         let log = ContainerEventLog()
         for _ in 0..<5 { log.append(.memoryPressure, [:]) }
-        let records = Records()
+        let records = LogRecords()
         let journal = AppEventJournal(limit: generous, started: log.started + 1, logger: records.logger)
         try journal.ingest("orders", Array(log.json(after: 0, limit: 256).utf8))
         #expect(records.count(WeaveEvent.memoryPressure.messageID) == 0)
@@ -79,11 +54,66 @@ private final class Records: Sendable {
         #expect(records.count(WeaveEvent.memoryPressure.messageID) == 1)
     }
 
+    /// A restart (an upgrade, the watchdog, a crash) goes on where the previous daemon stopped:
+    /// the events made meanwhile are written once, those written before are not written again,
+    /// and an application the previous daemon never read is read from its start.
+    @Test func aRestartedDaemonGoesOnWhereThePreviousOneStopped() async throws {
+        let directory = "/tmp/weave-positions-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        mkdir(directory, 0o700)
+        defer {
+            unlink(directory + "/" + EventPositions.fileName)
+            rmdir(directory)
+        }
+        let positions = EventPositions(path: directory + "/" + EventPositions.fileName)
+        let orders = ContainerEventLog(), billing = ContainerEventLog()
+        for _ in 0..<3 { orders.append(.memoryPressure, [:]) }
+        let before = LogRecords()
+        let first = AppEventJournal(limit: generous, started: orders.started - 1, positions: positions, logger: before.logger)
+        try first.ingest("orders", Array(orders.json(after: first.after("orders"), limit: 256).utf8))
+        await first.persist(with: BlockingCalls())
+        #expect(before.count(WeaveEvent.memoryPressure.messageID) == 3)
+
+        // Down for a while: both applications go on, billing is new.
+        for _ in 0..<4 { orders.append(.memoryPressure, [:]) }
+        for _ in 0..<2 { billing.append(.memoryPressure, [:]) }
+        let after = LogRecords()
+        let second = AppEventJournal(limit: generous, started: orders.started + 60, positions: positions, logger: after.logger)
+        #expect(second.after("orders") == 3)
+        try second.ingest("orders", Array(orders.json(after: second.after("orders"), limit: 256).utf8))
+        try second.ingest("billing", Array(billing.json(after: second.after("billing"), limit: 256).utf8))
+        #expect(after.count(WeaveEvent.memoryPressure.messageID) { $0["app"] == "orders" } == 4)
+        #expect(after.entries.filter { $0.metadata["app"] == "orders" }.map { "\($0.metadata["event_seq"]!)" } == ["4", "5", "6", "7"])
+        #expect(after.count(WeaveEvent.memoryPressure.messageID) { $0["app"] == "billing" } == 2)
+        await second.persist(with: BlockingCalls())
+        #expect(EventPositions.parse(Array(try #require(readTextFile(positions.path)).utf8))
+            == ["orders": .init(started: orders.started, last: 7), "billing": .init(started: billing.started, last: 2)])
+    }
+
+    /// A kept file that is not one (cut short, edited, another program's) is said once and not
+    /// used: the daemon starts as a first start does.
+    @Test func aBrokenPositionsFileIsNotUsed() throws {
+        let path = "/tmp/weave-positions-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).json"
+        defer { unlink(path) }
+        for broken in [#"{"apps":{"orders":{"started":1,"#, #"{"apps":{"orders":{"started":1,"last":-1}}}"#, "[]", "",
+                       #"{"apps":{"orders":{"started":1,"last":2.5}}}"#] {
+            let file = fopen(path, "w")!
+            fputs(broken, file)
+            fclose(file)
+            let records = LogRecords()
+            let log = ContainerEventLog()
+            log.append(.memoryPressure, [:])
+            let journal = AppEventJournal(limit: generous, started: log.started + 1, positions: EventPositions(path: path), logger: records.logger)
+            #expect(records.entries.count == 1 && records.entries[0].message.contains("Cannot read"), "\(broken)")
+            try journal.ingest("orders", Array(log.json(after: 0, limit: 256).utf8))
+            #expect(records.count(WeaveEvent.memoryPressure.messageID) == 0, "read from its end, as without a file")
+        }
+    }
+
     @Test func theRateLimitHoldsPerApplicationAndKind() throws {
         let log = ContainerEventLog()
         for _ in 0..<9 { log.append(.resolutionError, ["dependency": "X", "error_kind": "factory_failed", "error": "e"]) }
         log.append(.memoryPressure, [:])
-        let records = Records()
+        let records = LogRecords()
         let journal = AppEventJournal(limit: LogRateLimit(burst: 5, window: .seconds(60)), started: log.started - 1, logger: records.logger)
         try journal.ingest("orders", Array(log.json(after: 0, limit: 256).utf8))
         try journal.ingest("billing", Array(log.json(after: 0, limit: 256).utf8))
@@ -106,20 +136,20 @@ private final class Records: Sendable {
         "",
     ])
     func aPageThatIsNotOneIsRefused(_ body: String) {
-        let records = Records()
+        let records = LogRecords()
         let journal = AppEventJournal(limit: generous, started: 0, logger: records.logger)
         #expect(throws: FetchFailure.self) { try journal.ingest("orders", Array(body.utf8)) }
-        #expect(journal.after("orders") == 0 && records.entries.withLock(\.isEmpty))
+        #expect(journal.after("orders") == 0 && records.entries.isEmpty)
     }
 
     /// A field reaches a log line and a terminal: escape sequences, line breaks and bidi overrides arrive inert.
     @Test func controlAndBidiCharactersArriveInert() throws {
         let body = #"{"started":1,"first":1,"next":2,"events":[{"seq":1,"time":1,"kind":"health_transition","fields":"#
             + #"{"check":"db\u001b[2J","state_from":"healthy","state_to":"degraded","reason":"a\nforged line \u202egnp.exe"}}]}"#
-        let records = Records()
+        let records = LogRecords()
         let journal = AppEventJournal(limit: generous, started: 0, logger: records.logger)
         try journal.ingest("orders", Array(body.utf8))
-        let entry = try #require(records.entries.withLock { $0.first })
+        let entry = try #require(records.entries.first)
         #expect(entry.message == #"Application orders: health check db\u{1B}[2J healthy → degraded: a\u{A}forged line \u{202E}gnp.exe"#)
         #expect(entry.metadata["check"] == #"db\u{1B}[2J"#)
     }
@@ -128,11 +158,11 @@ private final class Records: Sendable {
         let long = String(repeating: "é", count: 2_000)
         let body = #"{"started":1,"first":1,"next":3,"events":[{"seq":1,"time":1,"kind":"future_kind","fields":{}},"#
             + #"{"seq":2,"time":1,"kind":"resolution_error","fields":{"dependency":"\#(long)","error_kind":"cycle","error":"e"}}]}"#
-        let records = Records()
+        let records = LogRecords()
         let journal = AppEventJournal(limit: generous, started: 0, logger: records.logger)
         try journal.ingest("orders", Array(body.utf8))
-        let dependency = records.entries.withLock { $0.first?.metadata["dependency"] }.map { "\($0)" } ?? ""
-        #expect(records.entries.withLock(\.count) == 1 && dependency.utf8.count <= 512 && dependency.hasSuffix("…"))
+        let dependency = records.entries.first?.metadata["dependency"].map { "\($0)" } ?? ""
+        #expect(records.entries.count == 1 && dependency.utf8.count <= 512 && dependency.hasSuffix("…"))
         #expect(journal.after("orders") == 2)
     }
 }

@@ -22,6 +22,11 @@ import WeaveSystemd
         let mixed = report(["a": .healthy, "b": .healthy, "disk-root": .degraded(reason: "3% free"),
                             "tcp": .unhealthy(error: HealthCheckError.timedOut(after: .seconds(1))), "api": .degraded(reason: "slow")])
         #expect(NotifyService.statusLine(mixed) == "5 checks: 2 healthy, 2 degraded (api, disk-root), 1 unhealthy (tcp)")
+        // The applications, as /health counts them: up, down by name; one not yet read is neither.
+        let apps = [("billing", true), ("inventory", false), ("orders", true), ("new", nil), ("shop", false)].map { name, reachable in
+            AppFleet.AppView(name: name, address: "unix:/run/weave/apps/\(name).sock", reachable: reachable, reason: nil, dependencies: nil)
+        }
+        #expect(NotifyService.statusLine(report(["a": .healthy]), apps: apps) == "1 check: 1 healthy; apps: 2 up, 2 down (inventory, shop)")
     }
 
     /// The catalog under systemd/ explains exactly the events the code logs.

@@ -17,6 +17,7 @@ public final class Instrumentation: Sendable {
         let errors = HookList<@Sendable (String, any Error) -> Void>()
         let pressure = HookList<@Sendable () -> Void>()
         let level: Atomic<Int>
+        let logsEvents = Atomic<Bool>(true)
         let logger: Locked<Logger>
 
         init(logger: Logger, level: LogLevel) {
@@ -29,7 +30,7 @@ public final class Instrumentation: Sendable {
                 switch event {
                 case .slowResolution(let service, let seconds, let threshold, let throttle):
                     throttled(.slowResolution, service: service, .warnings, .warning,
-                              "Slow resolution of \(service): \(seconds * 1000) ms (threshold \(threshold))",
+                              "Slow resolution of \(service): \(Instrumentation.milliseconds(seconds)) ms (threshold \(threshold))",
                               metadata: ["dependency": "\(service)", "duration_usec": "\(Int64(seconds * 1_000_000))",
                                          "threshold_usec": "\(threshold.totalNanoseconds / 1_000)"],
                               throttle: throttle)
@@ -64,7 +65,7 @@ public final class Instrumentation: Sendable {
             _ message: @autoclosure () -> Logger.Message, metadata: @autoclosure () -> Logger.Metadata, throttle: LogThrottle,
             file: String = #fileID, function: String = #function, line: UInt = #line
         ) {
-            guard self.level.load(ordering: .relaxed) <= category.rawValue else { return }
+            guard self.level.load(ordering: .relaxed) <= category.rawValue, logsEvents.load(ordering: .relaxed) else { return }
             let admitted = throttle.admit("\(event.messageID) \(service)") { suppressed, window in
                 self.log(category, level, "Suppressed \(suppressed) more \(event.title) records of \(service) in the last \(window)",
                          metadata: WeaveEvent.suppressedRecords(suppressed, of: event, ["dependency": "\(service)"]),
@@ -73,6 +74,15 @@ public final class Instrumentation: Sendable {
             guard admitted else { return }
             log(category, level, message(), metadata: event.metadata(metadata()), file: file, function: function, line: line)
         }
+    }
+
+    /// `seconds` in milliseconds with three decimals at most: `40.095`, not `40.094764999999995`.
+    static func milliseconds(_ seconds: Double) -> String {
+        let micros = Int64((seconds * 1_000_000).rounded())
+        let fraction = String(micros % 1_000)
+        let digits = String(repeating: "0", count: 3 - fraction.count) + fraction
+        let trimmed = digits.reversed().drop { $0 == "0" }.reversed()
+        return "\(micros / 1_000)" + (trimmed.isEmpty ? "" : "." + String(trimmed))
     }
 
     private enum Event: Sendable {
@@ -113,6 +123,14 @@ public final class Instrumentation: Sendable {
                 }
             }
         }
+    }
+
+    /// Whether slow resolutions and resolution errors are logged here (the default). Off while
+    /// another process writes them to the journal: an `AppEndpoint` read by weave-healthd, which
+    /// writes each event once, with the application's name. Hooks are called either way.
+    public var logsEvents: Bool {
+        get { state.logsEvents.load(ordering: .relaxed) }
+        set { state.logsEvents.store(newValue, ordering: .relaxed) }
     }
 
     // MARK: Hooks

@@ -149,6 +149,16 @@ public struct ServiceStatistics: Sendable {
     /// All errors, whatever their kind.
     public var errorCount: UInt64 { errors.values.reduce(0, &+) }
 
+    /// The error counts an exporter shows, in `Kind` order: every kind that happened, and for a
+    /// registered service every kind it can fail with (all but `notRegistered`) at 0 from its
+    /// registration, so that its first failures are an increase of a counter that already exists.
+    public var exportedErrors: [(kind: ResolutionError.Kind, count: UInt64)] {
+        ResolutionError.Kind.allCases.compactMap { kind in
+            if let count = errors[kind] { return (kind, count) }
+            return scope != nil && kind != .notRegistered ? (kind, 0) : nil
+        }
+    }
+
     /// Every timed resolve, both paths: what the quantiles users see (`/metrics`' summary, the
     /// status page) are read from.
     public var latency: LatencyHistogram { factoryLatency.merged(with: cachedHitLatency) }

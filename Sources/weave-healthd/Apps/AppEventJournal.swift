@@ -9,30 +9,48 @@ import WeaveSupport
 /// rate-limited per application and kind (`log_rate_limit`), with a summary of what was suppressed.
 ///
 /// It resumes each application after the last number it saw, and says how many events it missed
-/// when the application's log dropped them before they were read. A log that began before this
-/// daemon did is read from its end: what it already held was the previous daemon's to write.
+/// when the application's log dropped them before they were read. The places are kept in the
+/// daemon's state directory (`EventPositions`), so a restarted daemon goes on where the previous
+/// one stopped. Without kept places (a first start, or no state directory), a log that began before
+/// this daemon did is read from its end: what it already held was the previous daemon's to write.
 /// Process-wide, so a reload keeps the places; bounded to `maxApps` applications.
 final class AppEventJournal: Sendable {
-    /// Where the daemon is in one application's log.
-    private struct Place {
-        /// The log's `started`: another value is another run of the application, numbered afresh.
-        var started: Double
-        /// The last number read.
-        var last: UInt64
-    }
+    typealias Place = EventPositions.Place
 
     static let maxApps = 4_096
     /// The largest answer read: 256 events of the largest fields, with room to spare.
     static let maxPageBytes = 1 << 20
-    private let places = Locked<[String: Place]>([:])
+    /// The places, and whether they changed since they were last saved.
+    private let places = Locked<(byApp: [String: Place], changed: Bool)>(([:], false))
     private let throttle: LogThrottle
     private let started: Double
+    /// Where the places are kept; nil keeps them in memory only.
+    private let positions: EventPositions?
+    /// Whether the places were read from `positions`: then a log not among them was never read.
+    private let restored: Bool
+    /// Whether the last save failed (logged once, and once when saving works again).
+    private let saveFailing = Locked(false)
     private let logger: Logger
 
-    init(limit: LogRateLimit, started: Double = WallClock.now(), logger: Logger = Logger(label: "weave.healthd.apps")) {
+    /// Reads the kept places from `positions` (a blocking read: at startup).
+    init(limit: LogRateLimit, started: Double = WallClock.now(), positions: EventPositions? = nil,
+         logger: Logger = Logger(label: "weave.healthd.apps")) {
         throttle = LogThrottle(limit: limit)
         self.started = started
+        self.positions = positions
         self.logger = logger
+        var restored = false
+        switch positions?.load() {
+        case .success(let kept?)?:
+            places.withLock { $0.byApp = kept }
+            restored = true
+        case .failure(let error)?:
+            let path = positions?.path ?? ""
+            logger.warning("Cannot read the applications' event positions in \(path): \(error); logs older than this daemon are read from their end")
+        case .success(nil)?, nil:
+            break
+        }
+        self.restored = restored
     }
 
     /// The rate limit in force (a reload may change it).
@@ -43,25 +61,55 @@ final class AppEventJournal: Sendable {
 
     /// The number to ask `app`'s `/events` for events after.
     func after(_ app: String) -> UInt64 {
-        places.withLock { $0[app]?.last ?? 0 }
+        places.withLock { $0.byApp[app]?.last ?? 0 }
     }
 
     /// Forgets `app` (it left): its next log is read from its start.
     func forget(_ app: String) {
-        places.withLock { _ = $0.removeValue(forKey: app) }
+        places.withLock { places in
+            if places.byApp.removeValue(forKey: app) != nil { places.changed = true }
+        }
+    }
+
+    /// Saves the places when they changed since the last save, on `blocking`'s threads.
+    func persist(with blocking: BlockingCalls) async {
+        guard let positions, let kept = places.withLock({ places -> [String: Place]? in
+            defer { places.changed = false }
+            return places.changed ? places.byApp : nil
+        }) else { return }
+        let outcome: Result<Void, FileReadError>
+        do {
+            outcome = try await blocking.run("event positions", deadline: .seconds(5)) { positions.save(kept) }
+        } catch {
+            outcome = .failure(FileReadError("\(error)"))
+        }
+        let wasFailing = saveFailing.withLock { failing in
+            defer { failing = (try? outcome.get()) == nil }
+            return failing
+        }
+        switch outcome {
+        case .success:
+            if wasFailing { logger.notice("The applications' event positions are saved again in \(positions.path)") }
+        case .failure(let error):
+            places.withLock { $0.changed = true } // saved with the next round
+            if !wasFailing {
+                logger.warning("Cannot save the applications' event positions: \(error); a restart would read their logs from their end")
+            }
+        }
     }
 
     /// Reads one answer of `app`'s `/events` and logs what is new in it.
     func ingest(_ app: String, _ body: [UInt8]) throws(FetchFailure) {
         guard let page = Page(body) else { throw FetchFailure("/events is not an event log's page") }
         let (resume, missed) = places.withLock { places -> (UInt64?, UInt64) in
-            if let place = places[app], place.started == page.started {
+            if let place = places.byApp[app], place.started == page.started {
                 let missed = page.first > place.last + 1 ? page.first - place.last - 1 : 0
                 return (place.last, missed)
             }
-            guard places[app] != nil || places.count < Self.maxApps else { return (nil, 0) }
-            // A log this daemon has not read: from its start if it began after the daemon did, else from its end.
-            return (page.started >= started ? 0 : page.next - 1, 0)
+            guard places.byApp[app] != nil || places.byApp.count < Self.maxApps else { return (nil, 0) }
+            // A log no daemon has read: from its start. Without kept places, one that began before
+            // this daemon did is taken to have been read, and is read from its end.
+            return (restored || page.started >= started ? 0 : page.next - 1, 0)
         }
         guard let resume else { return }
         if missed > 0 {
@@ -73,7 +121,13 @@ final class AppEventJournal: Sendable {
             last = event.sequence
             write(app, event)
         }
-        places.withLock { $0[app] = Place(started: page.started, last: last) }
+        let place = Place(started: page.started, last: last)
+        places.withLock { places in
+            if places.byApp[app] != place {
+                places.byApp[app] = place
+                places.changed = true
+            }
+        }
     }
 
     private func write(_ app: String, _ event: Event) {

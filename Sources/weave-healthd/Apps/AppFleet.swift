@@ -361,8 +361,8 @@ final class AppFleet: Sendable {
         }
     }
 
-    /// Reads every application's new events (`/events` after the last one read) and writes them to
-    /// the journal (`AppEventJournal`). An application without the endpoint (an older
+    /// Reads every application's new events (`/events` after the last one read), writes them to
+    /// the journal (`AppEventJournal`) and then saves where it is in each. An application without the endpoint (an older
     /// WeaveAppEndpoint) has none; neither that nor a failed read says whether it is down.
     func refreshEvents() async {
         let journal = events
@@ -371,6 +371,7 @@ final class AppFleet: Sendable {
             guard response.status == 200 else { return }
             try journal.ingest(target.name, response.body)
         }
+        await journal.persist(with: blocking)
     }
 
     /// Asks systemd which unit owns each application's process, for those served by a process not

@@ -68,7 +68,8 @@ struct NotifyService: Service {
         let tick = interval.map { min($0 / 2, .seconds(1)) } ?? .seconds(1)
         var status = ""
         while !Task.isCancelled {
-            let line = Self.statusLine(source.runtime.monitor.latestReport)
+            let runtime = source.runtime
+            let line = Self.statusLine(runtime.monitor.latestReport, apps: runtime.apps.views())
             if line != status {
                 notifier.status(line)
                 status = line
@@ -88,9 +89,10 @@ struct NotifyService: Service {
         return ContinuousClock.now - (await runtime.monitor.lastProgress) <= allowance
     }
 
-    /// `12 checks: 11 healthy, 1 degraded (disk-root)`: counts by state, and the names of the
-    /// checks that are not healthy.
-    static func statusLine(_ report: HealthReport) -> String {
+    /// `12 checks: 11 healthy, 1 degraded (disk-root); apps: 2 up, 1 down (inventory)`: the
+    /// daemon's checks by state and the applications up and down (those not yet read are neither),
+    /// with the names of what is not healthy or down, so that `systemctl status` agrees with `/health`.
+    static func statusLine(_ report: HealthReport, apps: [AppFleet.AppView] = []) -> String {
         let byState = Dictionary(grouping: report.checks.values, by: \.status.state)
         var parts: [String] = []
         for state in HealthState.allCases {
@@ -100,6 +102,12 @@ struct NotifyService: Service {
             parts.append(part)
         }
         let count = report.checks.count
-        return "\(count) check\(count == 1 ? "" : "s")" + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", "))
+        var line = "\(count) check\(count == 1 ? "" : "s")" + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", "))
+        guard !apps.isEmpty else { return line }
+        let up = apps.filter { $0.reachable == true }.count
+        let down = apps.filter { $0.reachable == false }.map(\.name)
+        line += "; apps: \(up) up"
+        if !down.isEmpty { line += ", \(down.count) down (\(down.joined(separator: ", ")))" }
+        return line
     }
 }

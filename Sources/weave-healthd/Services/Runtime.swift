@@ -33,8 +33,9 @@ final class Runtime: Sendable {
             let (name, options, timeout, observations) = (check.name, check.options, check.settings.timeout, observations)
             // The container holds this factory, so the factory holds the container unowned.
             container.register(name, (any HealthCheckable).self, scope: .singleton) { [unowned container] in
-                options.makeCheck(CheckContext(name: name, timeout: timeout, group: group, blocking: blocking, observations: observations,
-                                               container: container))
+                ObservedCheck(name: name, check: options.makeCheck(CheckContext(name: name, timeout: timeout, group: group, blocking: blocking,
+                                                                                observations: observations, container: container)),
+                              observations: observations)
             }
             await monitor.configure(check.name, settings: check.settings)
         }
