@@ -17,9 +17,12 @@ public struct SystemdUnit: Sendable, Equatable {
     public let restarts: UInt32?
     /// When the unit entered its current state, in seconds since the Unix epoch; nil if never.
     public let stateChangedAt: Double?
+    /// Whether it starts at boot: `enabled`, `disabled`, `static`, `masked`, `linked`, …
+    /// (`systemctl is-enabled`); nil when systemd did not say.
+    public let unitFileState: String?
 
     public init(name: String, loadState: String, activeState: String, subState: String, result: String?, restarts: UInt32?,
-                stateChangedAt: Double?) {
+                stateChangedAt: Double?, unitFileState: String? = nil) {
         self.name = name
         self.loadState = loadState
         self.activeState = activeState
@@ -27,6 +30,7 @@ public struct SystemdUnit: Sendable, Equatable {
         self.result = result
         self.restarts = restarts
         self.stateChangedAt = stateChangedAt
+        self.unitFileState = unitFileState
     }
 
     /// Whether `name` is a unit name with its type (`postgresql.service`, `backup.timer`).
@@ -71,12 +75,14 @@ public struct SystemdUnit: Sendable, Equatable {
         let activeState = try string(bus, path, unitInterface, "ActiveState")
         let subState = try string(bus, path, unitInterface, "SubState")
         let changed = try? trivial(bus, path, unitInterface, "StateChangeTimestamp", type: "t", as: UInt64.self)
+        let fileState = try? string(bus, path, unitInterface, "UnitFileState")
         // Service-only properties: another unit type (a timer, a socket) has none.
         let isService = unit.hasSuffix(".service")
         let result = isService ? try? string(bus, path, "org.freedesktop.systemd1.Service", "Result") : nil
         let restarts = isService ? try? trivial(bus, path, "org.freedesktop.systemd1.Service", "NRestarts", type: "u", as: UInt32.self) : nil
         return SystemdUnit(name: unit, loadState: loadState, activeState: activeState, subState: subState, result: result,
-                           restarts: restarts, stateChangedAt: changed.flatMap { $0 > 0 ? Double($0) / 1e6 : nil })
+                           restarts: restarts, stateChangedAt: changed.flatMap { $0 > 0 ? Double($0) / 1e6 : nil },
+                           unitFileState: fileState.flatMap { $0.isEmpty ? nil : $0 })
     }
 
     /// The unit that owns process `pid` (`Manager.GetUnitByPID`, then the unit's `Id`): its service,

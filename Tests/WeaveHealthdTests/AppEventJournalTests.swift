@@ -89,6 +89,24 @@ import WeaveTestSupport
             == ["orders": .init(started: orders.started, last: 7), "billing": .init(started: billing.started, last: 2)])
     }
 
+    /// Another run of an application (its log's `started` changed): one "restarted" entry with both
+    /// start times, and the new run's log read from its start.
+    @Test func aNewRunOfAnApplicationIsOneRestartedEntry() throws {
+        let old = ContainerEventLog(), new = ContainerEventLog()
+        old.append(.memoryPressure, [:])
+        let records = LogRecords()
+        let journal = AppEventJournal(limit: generous, started: old.started - 1, logger: records.logger)
+        try journal.ingest("orders", Array(old.json(after: journal.after("orders"), limit: 256).utf8))
+        #expect(records.count(WeaveEvent.appRestarted.messageID) == 0)
+        new.append(.memoryPressure, [:])
+        try journal.ingest("orders", Array(new.json(after: journal.after("orders"), limit: 256).utf8))
+        try journal.ingest("orders", Array(new.json(after: journal.after("orders"), limit: 256).utf8))
+        #expect(records.count(WeaveEvent.appRestarted.messageID) {
+            $0["started"] == "\(Timestamp.rfc3339(new.started))" && $0["previous_started"] == "\(Timestamp.rfc3339(old.started))"
+        } == 1)
+        #expect(records.count(WeaveEvent.memoryPressure.messageID) == 2)
+    }
+
     /// A kept file that is not one (cut short, edited, another program's) is said once and not
     /// used: the daemon starts as a first start does.
     @Test func aBrokenPositionsFileIsNotUsed() throws {

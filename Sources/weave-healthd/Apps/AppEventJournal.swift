@@ -101,17 +101,22 @@ final class AppEventJournal: Sendable {
     /// Reads one answer of `app`'s `/events` and logs what is new in it.
     func ingest(_ app: String, _ body: [UInt8]) throws(FetchFailure) {
         guard let page = Page(body) else { throw FetchFailure("/events is not an event log's page") }
-        let (resume, missed) = places.withLock { places -> (UInt64?, UInt64) in
+        let (resume, missed, previousRun) = places.withLock { places -> (UInt64?, UInt64, Double?) in
             if let place = places.byApp[app], place.started == page.started {
                 let missed = page.first > place.last + 1 ? page.first - place.last - 1 : 0
-                return (place.last, missed)
+                return (place.last, missed, nil)
             }
-            guard places.byApp[app] != nil || places.byApp.count < Self.maxApps else { return (nil, 0) }
+            guard places.byApp[app] != nil || places.byApp.count < Self.maxApps else { return (nil, 0, nil) }
             // A log no daemon has read: from its start. Without kept places, one that began before
             // this daemon did is taken to have been read, and is read from its end.
-            return (restored || page.started >= started ? 0 : page.next - 1, 0)
+            return (restored || page.started >= started ? 0 : page.next - 1, 0, places.byApp[app]?.started)
         }
         guard let resume else { return }
+        if let previousRun {
+            logger.notice("Application \(app) restarted: this run began at \(Timestamp.rfc3339(page.started)), the previous one at \(Timestamp.rfc3339(previousRun))",
+                          metadata: WeaveEvent.appRestarted.metadata(["app": "\(app)", "started": "\(Timestamp.rfc3339(page.started))",
+                                                                      "previous_started": "\(Timestamp.rfc3339(previousRun))"]))
+        }
         if missed > 0 {
             logger.warning("Application \(app) dropped \(missed) events from its log before weave-healthd read them",
                            metadata: WeaveEvent.appEventsMissed.metadata(["app": "\(app)", "missed": "\(missed)"]))

@@ -27,6 +27,9 @@ final class AppFleet: Sendable {
     let owners: AppOwners
     /// Where the applications' events go, and how far each was read (shared by every runtime).
     let events: AppEventJournal
+    /// What was told of each application's life, and which stopped with their unit enabled
+    /// (shared by every runtime).
+    let lifecycle: AppLifecycle
     /// How long a discovered application whose socket is gone while its process runs is given to
     /// end (a graceful stop removes the socket first, then drains) before it is down.
     let leavingGrace: Duration
@@ -119,13 +122,14 @@ final class AppFleet: Sendable {
 
     init(configuration: AppsConfiguration, group: any EventLoopGroup, connections: ConnectionPool,
          blocking: BlockingCalls = BlockingCalls(maxThreads: 2), owners: AppOwners = AppOwners(),
-         events: AppEventJournal = AppEventJournal(limit: .default), ownSockets: [String] = [],
+         events: AppEventJournal = AppEventJournal(limit: .default), lifecycle: AppLifecycle = AppLifecycle(), ownSockets: [String] = [],
          leavingGrace: Duration = .seconds(10), logger: Logger = Logger(label: "weave.healthd.apps")) {
         self.leavingGrace = leavingGrace
         self.configuration = configuration
         self.blocking = blocking
         self.owners = owners
         self.events = events
+        self.lifecycle = lifecycle
         self.ownSockets = ownSockets
         self.group = group
         self.connections = connections
@@ -148,6 +152,8 @@ final class AppFleet: Sendable {
         // Those whose socket is gone while their process has run on past the grace: down, and asked
         // no more (within the grace they keep their last state, unasked).
         targets += vanishedButRunning().filter { names.insert($0.name).inserted }
+        // Those stopped while their unit stays enabled: down until they come back (`AppLifecycle`).
+        targets += lifecycle.stoppedTargets().filter { names.insert($0.name).inserted }
         return targets.sorted { $0.name < $1.name }
     }
 
@@ -505,6 +511,7 @@ final class AppFleet: Sendable {
             do {
                 guard left > .zero else { throw FetchFailure("the scrape budget of \(configuration.budget) was spent before it was asked") }
                 if let vanished = vanished(target) { throw FetchFailure(vanished) }
+                if lifecycle.isStopped(target.name) { throw FetchFailure(Self.stoppedReason) }
                 let fetch = HTTPFetch(target: target.address, timeout: min(configuration.timeout, left),
                                       maxBodyBytes: cap, overflow: .fail, group: group, pool: connections)
                 let response = try await fetch.get(target.pathPrefix + path + (query?(target) ?? ""), host: target.host,
@@ -524,7 +531,7 @@ final class AppFleet: Sendable {
             }
             return (target, outcome, ContinuousClock.now - start)
         }
-        forgetAllBut(targets.map(\.name))
+        await forgetAllBut(targets.map(\.name))
         connections.closeAll(except: Set(targets.map(\.address)))
         return answers
     }
@@ -534,9 +541,15 @@ final class AppFleet: Sendable {
     private func withUnitState(_ outcome: Result<Void, FetchFailure>, of target: AppTarget) async -> Result<Void, FetchFailure> {
         guard case .failure(let failure) = outcome,
               let unit = target.unit ?? states.withLock({ $0[target.name]?.unit }) else { return outcome }
-        let state = switch await SystemdUnit.read(unit, timeout: configuration.timeout, on: blocking) {
-        case .success(let status): status.summary
-        case .failure(let error): "\(unit): \(error)"
+        let state: String
+        switch await SystemdUnit.read(unit, timeout: configuration.timeout, on: blocking) {
+        case .success(let status):
+            state = status.summary
+            // A stopped application whose unit was started, disabled or removed: no longer kept as
+            // a target, so that the next listing finds it back, or finds it gone and says it left.
+            if lifecycle.isStopped(target.name), AppLifecycle.verdict(status) != .stopped { lifecycle.release(target.name) }
+        case .failure(let error):
+            state = "\(unit): \(error)"
         }
         return .failure(FetchFailure("\(failure.description); \(state)"))
     }
@@ -546,9 +559,8 @@ final class AppFleet: Sendable {
     /// whichever endpoint caused it.
     private func note(_ target: AppTarget, path: String, _ outcome: Result<Void, FetchFailure>, asked: Bool, answered: Bool, pid: Int32?) {
         let failure: String? = if case .failure(let failure) = outcome { failure.description } else { nil }
-        let (previous, now, reason) = states.withLock { states -> (Bool?, Bool?, String?) in
+        let (now, reason) = states.withLock { states -> (Bool?, String?) in
             var state = states[target.name] ?? AppState(target: target)
-            let previous = state.reachable
             state.target = target
             state.asked = true
             state.answering = answered
@@ -556,17 +568,25 @@ final class AppFleet: Sendable {
             state.failing[path] = failure
             if asked { state.answeredWhenAsked = failure == nil }
             states[target.name] = state
-            return (previous, state.reachable, state.reason)
+            return (state.reachable, state.reason)
         }
-        let metadata: Logger.Metadata = ["app": "\(target.name)", "address": "\(target.address)"]
-        if now == false, previous != false, !isLeaving(target) {
-            let reason = reason ?? "no answer"
-            logger.warning("Application \(target.name) is down: \(reason)",
-                           metadata: WeaveEvent.appDown.metadata(metadata.merging(["reason": "\(reason)"]) { $1 }))
-        } else if now == true, previous != true {
-            logger.notice("Application \(target.name) is up at \(target.address)", metadata: WeaveEvent.appUp.metadata(metadata))
+        // Told once per change whatever the runtime: a reload's new fleet knows nothing yet, the
+        // lifecycle does.
+        if now == false, !isLeaving(target), lifecycle.announce(target.name, up: false) {
+            logDown(target, reason: reason ?? "no answer")
+        } else if now == true, lifecycle.announce(target.name, up: true) {
+            logger.notice("Application \(target.name) is up at \(target.address)",
+                          metadata: WeaveEvent.appUp.metadata(["app": "\(target.name)", "address": "\(target.address)"]))
         }
     }
+
+    private func logDown(_ target: AppTarget, reason: String) {
+        logger.warning("Application \(target.name) is down: \(reason)",
+                       metadata: WeaveEvent.appDown.metadata(["app": "\(target.name)", "address": "\(target.address)", "reason": "\(reason)"]))
+    }
+
+    /// Why a stopped application is down, before what its unit says.
+    static let stoppedReason = "it was stopped: its socket is gone and its unit is still enabled"
 
     /// Whether `target` is a discovered socket whose file is gone while the process that served it
     /// has ended too: a graceful stop removes the socket, then ends, so a request that failed
@@ -591,29 +611,56 @@ final class AppFleet: Sendable {
     }
 
     /// Forgets applications that are no longer targets (their socket is gone) and whose process has
-    /// ended: they left. One whose process still runs stays a target for `leavingGrace`, then is down.
-    private func forgetAllBut(_ names: [String]) {
+    /// ended: they left, unless their systemd unit says otherwise (`AppLifecycle.verdict`): still
+    /// enabled and inactive, they were stopped, and stay targets, down; starting or stopping, they
+    /// are decided at a later round. One whose process still runs stays a target for
+    /// `leavingGrace`, then is down.
+    private func forgetAllBut(_ names: [String]) async {
         let keep = Set(names)
         let now = ContinuousClock.now
-        let gone = states.withLock { states -> [String] in
-            var gone: [String] = []
+        let gone = states.withLock { states -> [(target: AppTarget, unit: String?)] in
+            var gone: [(target: AppTarget, unit: String?)] = []
             for (name, state) in states {
                 let socketThere = if case .unix(let path) = state.target.address { Self.exists(path) } else { true }
+                let entry = (state.target, state.target.unit ?? state.unit)
                 if keep.contains(name) {
                     // A target: one kept for its vanished socket is back, or has ended at last.
                     guard state.vanishedAt != nil else { continue }
-                    if socketThere { states[name]?.vanishedAt = nil } else if !Self.isRunning(state.pid) { gone.append(name) }
+                    if socketThere { states[name]?.vanishedAt = nil } else if !Self.isRunning(state.pid) { gone.append(entry) }
                 } else if !socketThere, Self.isRunning(state.pid) {
                     if state.vanishedAt == nil { states[name]?.vanishedAt = now }
                 } else {
-                    gone.append(name) // its socket gone with its process, or no longer a target at all
+                    gone.append(entry) // its socket gone with its process, or no longer a target at all
                 }
             }
-            for name in gone { states[name] = nil }
             return gone
         }
-        for name in gone { events.forget(name) }
-        for name in gone.sorted() {
+        var left: [String] = []
+        for (target, unit) in gone {
+            guard let unit, unit.hasSuffix(".service"),
+                  case .success(let status) = await SystemdUnit.read(unit, timeout: configuration.timeout, on: blocking) else {
+                left.append(target.name)
+                continue
+            }
+            switch AppLifecycle.verdict(status) {
+            case .left:
+                left.append(target.name)
+            case .changing:
+                continue
+            case .stopped:
+                var stopped = target
+                stopped.unit = unit
+                lifecycle.stop(stopped)
+                let reason = Self.stoppedReason + "; " + status.summary
+                states.withLock { $0[target.name]?.failing = ["/health": reason] }
+                if lifecycle.announce(target.name, up: false) { logDown(stopped, reason: reason) }
+            }
+        }
+        // Each logged once, by the call that removed it.
+        let removed = states.withLock { states in left.filter { states.removeValue(forKey: $0) != nil } }
+        for name in removed.sorted() {
+            events.forget(name)
+            lifecycle.forget(name)
             logger.info("Application \(name) left: its socket is gone and its process has ended",
                         metadata: WeaveEvent.appLeft.metadata(["app": "\(name)"]))
         }

@@ -63,6 +63,7 @@ struct ReloadService: Service {
                 }
                 let runtime = await Runtime(configuration: configuration, group: group, connections: connections, blocking: blocking,
                                             owners: source.runtime.apps.owners, events: source.runtime.apps.events,
+                                            lifecycle: source.runtime.apps.lifecycle,
                                             ownSockets: server.listeners.compactMap(\.unixPath))
                 router.reconfigure(server)
                 runtime.apps.events.limit = configuration.logRateLimit
