@@ -179,6 +179,8 @@ public struct HealthRouter: Sendable {
                 "\"componentId\":\(JSONText.quoted(name))",
                 "\"status\":\"\(record.status.state.ietfStatus)\"",
                 "\"time\":\"\(Timestamp.rfc3339(record.checkedAt))\"",
+                // Not in the draft: when the state began, so that a reader shows the source's time.
+                "\"changedAt\":\"\(Timestamp.rfc3339(record.changedAt))\"",
             ]
             if let observed = source.observedValue(of: name), observed.value.isFinite {
                 fields.append("\"observedValue\":\(observed.value)")

@@ -83,10 +83,11 @@ if wait_count 5 "$ERROR" dependency=RefundGateway error_kind=factory_failed supp
     && wait_count 1 "$SUPPRESSED" suppressed=3 suppressed_event="resolution error" suppressed_message_id="$ERROR"; then
     ok "8 failed factory runs caused: 5 in the daemon's journal with WEAVE_ERROR_KIND=factory_failed, and a summary of the 3 suppressed under its own MESSAGE_ID"
 else not_ok "the resolution errors, rate-limited" "$(count "$ERROR" suppressed=-) written, summaries: $(count "$SUPPRESSED" suppressed=3)"; fi
-own=$(journalctl -o json SYSLOG_IDENTIFIER="$APP" "MESSAGE_ID=$ERROR" WEAVE_DEPENDENCY=RefundGateway PRIORITY=3 2>/dev/null)
-if [[ "$own" == *"refund gateway unreachable"* ]]; then
-    ok "the application logs its own resolution errors by default, at error level, with the factory's error"
-else not_ok "the application logs resolution errors" "$(journalctl -o json SYSLOG_IDENTIFIER="$APP" | tail -2)"; fi
+# One copy of each event: while the daemon reads its socket, the application does not log them itself.
+own=$(journalctl -o json SYSLOG_IDENTIFIER="$APP" "MESSAGE_ID=$ERROR" 2>/dev/null | wc -l)
+if [ "$own" = 0 ] && [ "$(count "$ERROR" dependency=RefundGateway suppressed=-)" = 5 ]; then
+    ok "one copy of each event in the journal: the daemon's, none from the application itself"
+else not_ok "events written once" "$own from the application; $(journalctl -o json SYSLOG_IDENTIFIER="$APP" | tail -2)"; fi
 
 if wait_count 1 "$PRESSURE"; then ok "a memory-pressure eviction caused, 1 in the daemon's journal"
 else not_ok "the memory-pressure event" "$(count "$PRESSURE") found"; fi
@@ -117,6 +118,34 @@ print(" ".join(sorted(unfilled)) if unfilled else f"none of {checked}")' "$ROOT/
 if [[ "$unfilled" == "none of "* ]] && [ "${unfilled#none of }" -ge 11 ]; then
     ok "the catalog's texts find every field they name in the application's entries ($unfilled unfilled)"
 else not_ok "catalog fields in the entries" "unfilled: $unfilled"; fi
+
+# --- one transition, one time: the application's, in /metrics, /health and the journal ---------------------------
+curl -s -o /dev/null -X POST "$APP_URL/demo/payments/recover"
+seen_metrics=""; seen_health=""
+for _ in $(seq 200); do
+    now=$(date +%s.%N)
+    [ -z "$seen_metrics" ] && curl -s "$URL/metrics" | grep -qF "weave_health_status{app=\"$APP\",check=\"payments\",state=\"healthy\"} 1" && seen_metrics=$now
+    if [ -z "$seen_health" ] && curl -s "$URL/health" > "$WORK/health.json" \
+        && "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["checks"][sys.argv[2]+"/payments:status"][0]["status"]!="pass")' "$WORK/health.json" "$APP"; then
+        seen_health=$now
+        changed=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["checks"][sys.argv[2]+"/payments:status"][0]["changedAt"])' "$WORK/health.json" "$APP")
+    fi
+    [ -n "$seen_metrics" ] && [ -n "$seen_health" ] && break
+    sleep 0.05
+done
+wait_count 1 "$TRANSITION" check=payments state_to=healthy
+event_time=$(journalctl -o json SYSLOG_IDENTIFIER=weave-healthd "WEAVE_APP=$APP" "MESSAGE_ID=$TRANSITION" WEAVE_STATE_TO=healthy | tail -1 \
+    | "$PY" -c 'import json,sys; print(json.loads(sys.stdin.read())["WEAVE_EVENT_TIME"])')
+verdict=$("$PY" -c '
+import sys
+from datetime import datetime, timezone
+metrics, health, changed, event = sys.argv[1:5]
+changed = datetime.strptime(changed, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+lag, apart = float(health) - float(metrics), abs(changed - float(event))
+print(("ok " if lag <= 1.0 and apart <= 1.0 else "") + f"/health {lag:+.2f} s after /metrics; /health changedAt and the journal entry {apart:.3f} s apart")' \
+    "${seen_metrics:-0}" "${seen_health:-99999999999}" "${changed:-1970-01-01T00:00:00.000Z}" "${event_time:-0}")
+if [[ "$verdict" == "ok "* ]]; then ok "one transition, one time: ${verdict#ok }"
+else not_ok "one time per transition" "$verdict"; fi
 
 # --- a restart: the new log is read from its start, the old one never again ---------------------------------------
 kill -TERM "$APP_PID"; wait "$APP_PID" 2>/dev/null

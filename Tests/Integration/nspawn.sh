@@ -148,6 +148,84 @@ IN systemctl daemon-reload
 IN systemctl start orders.service # it replaces the socket its killed process left
 wait_app "pass |"
 
+# --- the application's life as systemd tells it: reloaded, stopped, restarted, disabled; a daemon restart ------
+# Entries after a cursor (--since counts whole seconds).
+cursor() { IN journalctl -n 1 --show-cursor --no-pager -q -o cat | sed -n 's/^-- cursor: //p'; }
+journal_after() { IN journalctl -u weave-healthd --after-cursor "$1" --no-pager -o cat; }
+wait_entry() { for _ in $(seq 150); do journal_after "$1" | grep -q "$2" && return 0; sleep 0.1; done; return 1; }
+# Every event written (a higher rate limit), and the applications read every second.
+IN sh -c 'sed -i "s/^  burst: 5$/  burst: 100000/" /etc/weave-healthd/config.yaml; printf "apps:\n  health_interval: 1s\n" >> /etc/weave-healthd/config.yaml'
+mark=$(cursor)
+IN systemctl reload weave-healthd.service; reload=$?
+wait_entry "$mark" "Configuration reloaded"
+sleep 3
+if [ $reload = 0 ] && [ -z "$(journal_after "$mark" | grep 'Application orders')" ]; then
+    ok "systemctl reload weave-healthd: no entry of the application, which did not change"
+else not_ok "a reload says nothing of applications" "reload $reload; $(journal_after "$mark" | tail -4)"; fi
+IN systemctl enable -q orders.service
+mark=$(cursor)
+IN systemctl stop orders.service
+wait_app "fail |"
+sleep 1.5 # STATUS= is sent every second
+up=$(NET curl -s -m 5 http://127.0.0.1:9096/metrics | grep '^weave_app_up{app="orders"}')
+status=$(IN systemctl status --no-pager -n 0 weave-healthd.service)
+if [[ "$(app_state)" == "fail |"*"it was stopped"*"orders.service is inactive (dead)"* ]] && [ "$up" = 'weave_app_up{app="orders"} 0' ] \
+    && journal_after "$mark" | grep -q "^Application orders is down: it was stopped" && ! journal_after "$mark" | grep -q "Application orders left" \
+    && grep -q "apps: 0 up, 1 down (orders)" <<<"$status"; then
+    ok "systemctl stop of an enabled unit: orders down (weave_app_up 0, WeaveAppDown), $(app_state | sed 's/.*; //'); systemctl status says it"
+else not_ok "a stopped application is down" "$(app_state); $up; $(journal_after "$mark" | grep orders); $(grep Status <<<"$status")"; fi
+IN systemctl start orders.service
+wait_app "pass |"
+wait_entry "$mark" "Application orders is up"
+mark=$(cursor)
+IN systemctl restart orders.service
+wait_entry "$mark" "Application orders restarted"
+sleep 3
+entries=$(journal_after "$mark" | grep "^Application orders")
+if [ "$(wc -l <<<"$entries")" = 1 ] && grep -q "^Application orders restarted: this run began at .*, the previous one at " <<<"$entries"; then
+    ok "systemctl restart orders: one entry, \"$(cut -c1-60 <<<"$entries")…\""
+else not_ok "a restart is one entry" "$entries"; fi
+mark=$(cursor)
+IN systemctl disable -q --now orders.service
+wait_entry "$mark" "Application orders left"
+sleep 2
+if journal_after "$mark" | grep -q "Application orders left" && ! journal_after "$mark" | grep -q "Application orders is down" \
+    && ! NET curl -s -m 5 http://127.0.0.1:9096/metrics | grep -q 'app="orders"'; then
+    ok "systemctl disable --now orders: it left, never down, its series gone"
+else not_ok "a disabled application leaves" "$(journal_after "$mark" | grep orders)"; fi
+
+# A daemon restart (an upgrade, the watchdog) while the application makes events: each written once, in order.
+IN systemctl start orders.service
+wait_app "pass |"
+errors() { NET curl -s -m 5 http://127.0.0.1:9096/metrics | sed -n 's/^weave_resolution_errors_total{app="orders",dependency="RefundsClient",kind="not_registered"} //p'; }
+before=$(errors)
+mark=$(cursor)
+NET bash -c 'for _ in $(seq 500); do curl -s -o /dev/null -m 1 http://127.0.0.1:8080/refunds; sleep 0.02; done' &
+LOAD=$!
+sleep 3
+IN systemctl restart weave-healthd.service
+wait "$LOAD"
+made=$(( $(errors) - ${before:-0} ))
+for _ in $(seq 100); do
+    [ "$(IN journalctl -u weave-healthd --after-cursor "$mark" --no-pager -o cat MESSAGE_ID=00f18f663af544d787af7808aa6dc0b3 WEAVE_APP=orders | wc -l)" -ge "$made" ] && break
+    sleep 0.1
+done
+sleep 2
+verdict=$(IN journalctl -u weave-healthd --after-cursor "$mark" --no-pager -o json WEAVE_APP=orders | "$PY" -c '
+import json, sys
+made = int(sys.argv[1])
+entries = [json.loads(line) for line in sys.stdin if line.strip()]
+seqs = [int(e["WEAVE_EVENT_SEQ"]) for e in entries if e.get("MESSAGE_ID") == "00f18f663af544d787af7808aa6dc0b3"]
+gaps = [int(e["WEAVE_MISSED"]) for e in entries if e.get("MESSAGE_ID") == "af025d5370e9400c833e14e271ef6b85"]
+missed = sum(gaps)
+ordered = seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+# Each event written once, or (had the log dropped some) one entry with their exact count.
+print("ok" if ordered and len(seqs) + missed == made and len(gaps) <= 1 else "", len(seqs), "written,", missed, "missed, of", made,
+      "; in order, once each" if ordered else "; NOT in order or twice")' "$made")
+if [[ "$verdict" == "ok "* ]] && [ "$made" -ge 400 ]; then
+    ok "systemctl restart weave-healthd amid $made resolution errors: ${verdict#ok }"
+else not_ok "events across a daemon restart" "$verdict"; fi
+
 # --- a systemd_unit check of real units, over the real bus, from inside the hardened unit as shipped -----------
 pid=$(IN systemctl show -P MainPID weave-healthd.service)
 IN sh -c 'cat >> /etc/weave-healthd/config.yaml <<YAML

@@ -38,7 +38,7 @@ for line in 'weave_app_up{app="hello"} 1' 'weave_resolutions_total{app="hello",d
 done
 if promtool check metrics <<<"$metrics" >/dev/null 2>&1; then ok "promtool check metrics"; else not_ok "promtool check metrics" "$(promtool check metrics <<<"$metrics" 2>&1)"; fi
 
-# The daemon reads the applications' health every health_interval (5 s by default).
+# The daemon reads the applications' health every health_interval (1 s by default).
 for _ in $(seq 100); do
     health=$(curl -s "127.0.0.1:$PORT/health")
     grep -q '"hello/Database:status"' <<<"$health" && break

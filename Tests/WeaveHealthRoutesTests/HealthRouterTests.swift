@@ -53,7 +53,7 @@ private struct Broken: Error, CustomStringConvertible { var description: String 
                         started: Bool = true, stopping: Bool = false) -> HealthRouter {
         var records: [String: HealthCheckRecord] = [:]
         for (name, (status, groups)) in statuses {
-            records[name] = HealthCheckRecord(name: name, status: status, lastResult: status, changedAt: 0, checkedAt: 1_800_000_000,
+            records[name] = HealthCheckRecord(name: name, status: status, lastResult: status, changedAt: 1_799_999_000, checkedAt: 1_800_000_000,
                                               lastDuration: .milliseconds(2), consecutiveFailures: 0, consecutiveSuccesses: 1,
                                               groups: groups)
         }
@@ -121,7 +121,7 @@ private struct Broken: Error, CustomStringConvertible { var description: String 
         #expect(text.contains("\"status\":\"fail\""))
         // The identity is the embedding service's, not the daemon's.
         #expect(text.contains("\"version\":\"1.2.3\",\"serviceId\":\"orders\",\"description\":\"the orders service\""))
-        #expect(text.contains("\"disk:status\":[{\"componentId\":\"disk\",\"status\":\"warn\",\"time\":\"2027-01-15T08:00:00.000Z\",\"observedValue\":12.5,\"observedUnit\":\"%\"}]"))
+        #expect(text.contains("\"disk:status\":[{\"componentId\":\"disk\",\"status\":\"warn\",\"time\":\"2027-01-15T08:00:00.000Z\",\"changedAt\":\"2027-01-15T07:43:20.000Z\",\"observedValue\":12.5,\"observedUnit\":\"%\"}]"))
         #expect(!text.contains("secret reason"))
         #expect(response.headers.contains { $0 == ("Content-Type", "application/health+json") })
         #expect(response.headers.contains { $0 == ("Cache-Control", "no-store") })

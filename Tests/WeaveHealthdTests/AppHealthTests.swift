@@ -1,4 +1,5 @@
 import Testing
+import WeaveSupport
 @testable import weave_healthd
 
 @Suite struct AppHealthTests {
@@ -26,5 +27,29 @@ import Testing
     @Test func componentsAreCapped() throws {
         let health = try AppHealth(Self.document(components: 1_500, output: "x"), status: 503)
         #expect(health.components.count == AppFleet.maxComponents)
+    }
+
+    /// When a component's state began is the application's own time (`changedAt`), read exactly;
+    /// one that is missing or not a UTC RFC 3339 time is no time (the daemon then uses its read's).
+    @Test func theApplicationsOwnTimeOfATransitionIsKept() throws {
+        let body = #"{"status":"warn","checks":{"a:status":[{"status":"warn","output":"slow","changedAt":"2026-11-28T09:31:17.204Z"}],"#
+            + #""b:status":[{"status":"pass","changedAt":"yesterday"}],"c:status":[{"status":"pass","changedAt":"2026-11-28T09:31:17.2040000000000000001Z"}],"#
+            + #""d:status":[{"status":"pass"}]}}"#
+        let health = try AppHealth(Array(body.utf8), status: 200)
+        let times = Dictionary(uniqueKeysWithValues: health.components.map { ($0.name, $0.changedAt) })
+        #expect(times["a"] == 1_795_858_277.204)
+        #expect(times["b"] == .some(nil) && times["c"] == .some(nil) && times["d"] == .some(nil))
+    }
+
+    @Test func rfc3339TimesRoundTripAndNothingElseIsATime() {
+        for seconds in [0.0, 1_795_858_277.204, 1_795_858_277.0, 4_102_444_799.999] {
+            #expect(Timestamp.seconds(rfc3339: Timestamp.rfc3339(seconds)).map { ($0 * 1000).rounded() } == (seconds * 1000).rounded())
+        }
+        #expect(Timestamp.seconds(rfc3339: "2026-11-28T09:31:17Z") == 1_795_858_277)
+        for hostile in ["", "2026-11-28", "2026-11-28T09:31:17", "2026-11-28T09:31:17+01:00", "2026-13-28T09:31:17Z",
+                        "2026-11-28T24:00:00Z", "2026-11-28T09:31:17.Z", "-026-11-28T09:31:17Z", "2026-11-28T09:31:17.1234567890Z",
+                        "２０２６-11-28T09:31:17Z", "2026-11-28T09:31:17.999999999999999999999999999Z", "2026/11/28T09:31:17Z"] {
+            #expect(Timestamp.seconds(rfc3339: hostile) == nil, "\(hostile)")
+        }
     }
 }

@@ -7,8 +7,9 @@ import WeavePrometheus
 
 private struct Failure: Error, CustomStringConvertible { let description: String }
 
-private func record(_ name: String, _ status: HealthStatus, app: Bool = false) -> HealthCheckRecord {
-    HealthCheckRecord(name: name, status: status, lastResult: status, changedAt: 0, checkedAt: 0, lastDuration: .zero,
+/// A record whose state began at `changedAt` (by the check's clock, or the application's).
+private func record(_ name: String, _ status: HealthStatus, app: Bool = false, changedAt: Double = 1_800_000_000) -> HealthCheckRecord {
+    HealthCheckRecord(name: name, status: status, lastResult: status, changedAt: changedAt, checkedAt: changedAt, lastDuration: .zero,
                       consecutiveFailures: 0, consecutiveSuccesses: 0, groups: app ? [HealthCheckSettings.application] : [])
 }
 
@@ -16,10 +17,11 @@ private func record(_ name: String, _ status: HealthStatus, app: Bool = false) -
     @Test func keepsTheWorstStateOfEachMinuteAndTheTransitions() {
         let history = StatusHistory()
         let start = 1_800_000_000.0 // a whole minute
-        history.record([record("db", .healthy)], at: start)
-        history.record([record("db", .degraded(reason: "slow"))], at: start + 10)
-        history.record([record("db", .healthy)], at: start + 20)
-        history.record([record("db", .healthy)], at: start + 125) // two minutes on
+        history.record([record("db", .healthy, changedAt: start)], at: start)
+        history.record([record("db", .degraded(reason: "slow"), changedAt: start + 8)], at: start + 10)
+        // Recorded at +20, a transition the check made at +17: its own time, not the sample's.
+        history.record([record("db", .healthy, changedAt: start + 17)], at: start + 20)
+        history.record([record("db", .healthy, changedAt: start + 17)], at: start + 125) // two minutes on
         let (tracks, transitions, shift) = history.snapshot(at: start + 125)
         let track = tracks["db"]!
         #expect(shift == 0)
@@ -29,8 +31,9 @@ private func record(_ name: String, _ status: HealthStatus, app: Bool = false) -
         let later = history.snapshot(at: start + 185)
         #expect(later.shift == 1 && later.tracks["db"]!.hour.shifted(by: later.shift).states.suffix(3) == [nil, .healthy, nil])
         #expect(track.hour.shifted(by: 60).states.allSatisfy { $0 == nil })
-        #expect(track.state == .healthy && track.since == start + 20 && !track.sinceStart)
+        #expect(track.state == .healthy && track.since == start + 17 && !track.sinceStart)
         #expect(transitions.map(\.change) == [.state(from: .healthy, to: .degraded), .state(from: .degraded, to: .healthy)])
+        #expect(transitions.map(\.time) == [start + 8, start + 17])
         #expect(transitions[0].reason == "slow")
         // An hour later, without a record, it is forgotten; the transitions stay, bounded.
         history.record([record("other", .healthy)], at: start + 3_800)

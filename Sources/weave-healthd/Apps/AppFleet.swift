@@ -47,6 +47,9 @@ final class AppFleet: Sendable {
     private let skippedOwn = Locked<Set<String>>([])
     /// Whether a failed `GetUnitByPID` was logged (once: without a bus, every application fails alike).
     private let unitLookupLogged = Locked(false)
+    /// Whether a scrape showed a check in another state than the last `/health` read: then the
+    /// next health round is not left to wait for its interval (`AppHealthService`).
+    private let healthStale = Locked(false)
 
     /// What the daemon knows of one application.
     struct AppState: Sendable {
@@ -85,7 +88,7 @@ final class AppFleet: Sendable {
         var healthUnread: Bool { failing["/health"] != nil || status == nil || !answering }
         /// Its last `/health`: the application's aggregate state, and each component's state and output.
         var status: HealthStatus?
-        var components: [(name: String, status: HealthStatus)] = []
+        var components: [(name: String, status: HealthStatus, changedAt: Double?)] = []
         var checkedAt: Double = 0
         /// Its last `/dependencies`, for the status page; nil before the first, or when it has none.
         var dependencies: AppDependencies?
@@ -270,7 +273,7 @@ final class AppFleet: Sendable {
     /// than what is left is not read to its end).
     private func scrapeNow(native: Bool) async -> [Scrape] {
         let room = Locked(configuration.maxScrapeBytes)
-        return await ask("/metrics", accept: Self.accept(native: native), room: room) { [self] target, response throws(FetchFailure) in
+        let scrapes = await ask("/metrics", accept: Self.accept(native: native), room: room) { [self] target, response throws(FetchFailure) in
             guard response.status == 200 else { throw FetchFailure("/metrics answered HTTP \(response.status)") }
             let take = { @Sendable (size: Int) -> Bool in
                 room.withLock { left -> Bool in
@@ -305,6 +308,45 @@ final class AppFleet: Sendable {
                 throw FetchFailure("/metrics is not a valid protobuf exposition: \(error)")
             }
         }.map { Scrape(target: $0.target, families: try? $0.outcome.get(), duration: $0.duration) }
+        noteCheckStates(scrapes)
+        return scrapes
+    }
+
+    /// Compares the checks' states a scrape shows (`weave_health_status{check,state} 1`) with the
+    /// last `/health` read of each application: a transition `/metrics` shows first reaches
+    /// `/health`, the status page and `systemctl status` at the next health round, which it brings
+    /// forward.
+    private func noteCheckStates(_ scrapes: [Scrape]) {
+        let stale = states.withLock { states in
+            scrapes.contains { scrape in
+                guard let families = scrape.families, let state = states[scrape.target.name], state.status != nil else { return false }
+                let read = Dictionary(state.components.map { ($0.name, $0.status.state.rawValue) }) { $1 }
+                return Self.checkStates(families).contains { read[$0.key] != $0.value }
+            }
+        }
+        if stale { healthStale.withLock { $0 = true } }
+    }
+
+    /// Whether a scrape asked for an early health round since the last call.
+    func takeHealthStale() -> Bool {
+        healthStale.withLock { stale in
+            defer { stale = false }
+            return stale
+        }
+    }
+
+    /// The state of each check in an application's families, by check.
+    static func checkStates(_ families: [MetricFamily]) -> [String: String] {
+        guard let family = families.first(where: { $0.name == "weave_health_status" }) else { return [:] }
+        var states: [String: String] = [:]
+        for sample in family.preformatted.samples where sample.value == 1 {
+            if let check = sample.labels["check"], let state = sample.labels["state"] { states[check] = state }
+        }
+        for sample in family.samples where sample.value == 1 {
+            let labels = Dictionary(sample.labels) { $1 }
+            if let check = labels["check"], let state = labels["state"] { states[check] = state }
+        }
+        return states
     }
 
     /// Why an answer (of `size`) was left out of a scrape whose `maxScrapeBytes` it does not fit in.
@@ -445,15 +487,21 @@ final class AppFleet: Sendable {
             guard let reachable = state.reachable, !reachable || state.status != nil else { continue }
             let down = HealthStatus.unhealthy(error: FetchFailure("\(state.target.name) is down: \(state.reason ?? "no answer")"))
             let time = state.checkedAt > 0 ? state.checkedAt : WallClock.now()
-            func record(_ name: String, _ status: HealthStatus) -> HealthCheckRecord {
-                HealthCheckRecord(name: name, status: status, lastResult: status, changedAt: time, checkedAt: time, lastDuration: .zero,
+            // When a state began is the application's own time where it says it (one time per
+            // transition everywhere), never later than the read that saw it.
+            func record(_ name: String, _ status: HealthStatus, changedAt: Double? = nil) -> HealthCheckRecord {
+                let changed = changedAt.map { min(max($0, 0), time) } ?? time
+                return HealthCheckRecord(name: name, status: status, lastResult: status, changedAt: changed, checkedAt: time, lastDuration: .zero,
                                   consecutiveFailures: status.state == .unhealthy ? 1 : 0, consecutiveSuccesses: status.state == .healthy ? 1 : 0,
                                   groups: [HealthCheckSettings.application])
             }
-            records.append(record(state.target.name, reachable ? state.status! : down))
+            let unread = state.healthUnread
+            records.append(record(state.target.name, reachable ? state.status! : down,
+                                  changedAt: unread ? nil : state.components.compactMap(\.changedAt).max()))
             // Its components as it reported them, unless its /health itself cannot be read.
             for component in state.components {
-                records.append(record(state.target.name + "/" + component.name, state.healthUnread ? down : component.status))
+                records.append(record(state.target.name + "/" + component.name, unread ? down : component.status,
+                                      changedAt: unread ? nil : component.changedAt))
             }
         }
         return records

@@ -5,7 +5,8 @@ import WeaveSupport
 /// component's. The output is there only when the application shows details.
 struct AppHealth: Sendable {
     let status: HealthStatus
-    let components: [(name: String, status: HealthStatus)]
+    /// Each component's status, and when it began by the application's clock (nil when it does not say).
+    let components: [(name: String, status: HealthStatus, changedAt: Double?)]
     /// The bytes its components' names and reasons keep.
     var keptBytes: Int {
         components.reduce(0) { $0 + $1.name.utf8.count + ($1.status.reason?.utf8.count ?? 0) }
@@ -21,13 +22,13 @@ struct AppHealth: Sendable {
             throw FetchFailure("/health (HTTP \(code)) has no status pass, warn or fail")
         }
         status = Self.status(state, output: document.output, otherwise: "the application reports \(word)")
-        var components: [(String, HealthStatus)] = []
+        var components: [(String, HealthStatus, Double?)] = []
         for check in document.checks.prefix(AppFleet.maxComponents) {
             guard check.hasEntry, let word = check.status, let state = HealthState(ietfStatus: word) else {
                 throw FetchFailure("/health: component \(JSONText.quoted(check.name)) has no status pass, warn or fail")
             }
             guard Self.isPrintable(check.name) else { throw FetchFailure("/health: a component's name has control characters") }
-            components.append((check.name, Self.status(state, output: check.output, otherwise: "\(word) (no details shown)")))
+            components.append((check.name, Self.status(state, output: check.output, otherwise: "\(word) (no details shown)"), check.changedAt))
         }
         self.components = components.sorted { $0.0 < $1.0 }
     }

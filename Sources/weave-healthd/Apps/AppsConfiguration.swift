@@ -26,7 +26,7 @@ struct AppsConfiguration: Sendable {
     var maxScrapeBytes: Int
 
     init(directory: String? = AppSocket.defaultDirectory, targets: [AppTarget] = [], timeout: Duration = .seconds(2),
-         budget: Duration = .seconds(5), healthInterval: Duration = .seconds(5), maxResponseBytes: Int = 4 << 20,
+         budget: Duration = .seconds(5), healthInterval: Duration = .seconds(1), maxResponseBytes: Int = 4 << 20,
          maxScrapeBytes: Int = 16 << 20) {
         self.directory = directory
         self.targets = targets

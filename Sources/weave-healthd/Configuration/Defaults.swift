@@ -25,7 +25,7 @@ enum Defaults {
           directory: \(AppSocket.defaultDirectory)
           timeout: 2s
           budget: 5s
-          health_interval: 5s
+          health_interval: 1s
         checks:
           - name: memory-pressure
             type: memory_pressure

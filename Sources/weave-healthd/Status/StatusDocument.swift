@@ -167,11 +167,11 @@ struct StatusDocument {
         return html + "</tbody></table>\n</section>\n"
     }
 
-    /// When `record`'s state began: "4 min", or "≥ 4 min" when that is when the daemon first saw it.
-    /// The history records every 5 s (`StatusHistoryService`): a state it has not recorded yet is new.
+    /// When `record`'s state began, by the record's own time (the check's, or the application's,
+    /// as `/health` gives it): "4 min", or "≥ 4 min" when that is only when the daemon first saw it.
     private func since(_ record: HealthCheckRecord) -> String {
-        guard let track = history.tracks[record.name], track.state == record.status.state else { return "< 5 s" }
-        return (track.sinceStart ? "≥ " : "") + Self.duration(now - track.since)
+        let firstSight = history.tracks[record.name].map { $0.sinceStart && $0.state == record.status.state && record.changedAt >= $0.since - 1 }
+        return (firstSight == true ? "≥ " : "") + Self.duration(max(0, now - record.changedAt))
     }
 
     /// The last hour of `name`, one cell per run of minutes in the same state. Most rows share a

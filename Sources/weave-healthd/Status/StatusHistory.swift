@@ -109,10 +109,12 @@ final class StatusHistory: Sendable {
                 if let index = state.tracks.index(forKey: record.name) {
                     let before = state.tracks.values[index].state
                     if before != now {
-                        state.transitions.append(Transition(time: time, name: record.name, change: .state(from: before, to: now),
+                        // The transition's own time (the check's, or the application's), not this sample's.
+                        let at = min(record.changedAt, time)
+                        state.transitions.append(Transition(time: at, name: record.name, change: .state(from: before, to: now),
                                                             reason: record.status.reason))
                         state.tracks.values[index].state = now
-                        state.tracks.values[index].since = time
+                        state.tracks.values[index].since = at
                         state.tracks.values[index].sinceStart = false
                     }
                     state.tracks.values[index].hour.note(now)
