@@ -136,10 +136,13 @@ let appConnections = ConnectionPool(capacity: descriptors.keptAppConnections(ser
 // Every blocking library call of the daemon, on a few threads of their own, whatever is stuck.
 let blocking = BlockingCalls()
 let owners = AppOwners()
-// Where the previous daemon stopped reading each application's events ($STATE_DIRECTORY).
-let appEvents = AppEventJournal(limit: configuration.logRateLimit, positions: EventPositions.fromEnvironment())
+// What the previous daemon left in $STATE_DIRECTORY: where it stopped reading each application's
+// events, and which applications were stopped with their unit enabled.
+let appEvents = AppEventJournal(limit: configuration.logRateLimit,
+                                file: StateFile.inStateDirectory(EventPositions.fileName, what: EventPositions.what))
+let appLifecycle = AppLifecycle(file: StateFile.inStateDirectory(AppLifecycle.fileName, what: AppLifecycle.what))
 let source = DaemonSource(await Runtime(configuration: configuration, group: group, connections: appConnections,
-                                       blocking: blocking, owners: owners, events: appEvents,
+                                       blocking: blocking, owners: owners, events: appEvents, lifecycle: appLifecycle,
                                        ownSockets: serverConfiguration.listeners.compactMap(\.unixPath)))
 var pressure = MemoryPressureConfiguration()
 pressure.trigger = configuration.memoryPressureTrigger

@@ -153,8 +153,8 @@ wait_app "pass |"
 cursor() { IN journalctl -n 1 --show-cursor --no-pager -q -o cat | sed -n 's/^-- cursor: //p'; }
 journal_after() { IN journalctl -u weave-healthd --after-cursor "$1" --no-pager -o cat; }
 wait_entry() { for _ in $(seq 150); do journal_after "$1" | grep -q "$2" && return 0; sleep 0.1; done; return 1; }
-# Every event written (a higher rate limit), and the applications read every second.
-IN sh -c 'sed -i "s/^  burst: 5$/  burst: 100000/" /etc/weave-healthd/config.yaml; printf "apps:\n  health_interval: 1s\n" >> /etc/weave-healthd/config.yaml'
+# Every event written (a higher rate limit); the applications are read every second (the default).
+IN sed -i "s/^  burst: 5$/  burst: 100000/" /etc/weave-healthd/config.yaml
 mark=$(cursor)
 IN systemctl reload weave-healthd.service; reload=$?
 wait_entry "$mark" "Configuration reloaded"
@@ -173,7 +173,14 @@ if [[ "$(app_state)" == "fail |"*"it was stopped"*"orders.service is inactive (d
     && journal_after "$mark" | grep -q "^Application orders is down: it was stopped" && ! journal_after "$mark" | grep -q "Application orders left" \
     && grep -q "apps: 0 up, 1 down (orders)" <<<"$status"; then
     ok "systemctl stop of an enabled unit: orders down (weave_app_up 0, WeaveAppDown), $(app_state | sed 's/.*; //'); systemctl status says it"
-else not_ok "a stopped application is down" "$(app_state); $up; $(journal_after "$mark" | grep orders); $(grep Status <<<"$status")"; fi
+else not_ok "a stopped application is down" "$(app_state); $up; $(journal_after "$mark" | tail -8); $(grep Status <<<"$status")"; fi
+# An upgrade restarts the daemon: the stopped application is still down (its state directory), not forgotten.
+IN systemctl restart weave-healthd.service
+for _ in $(seq 50); do NET curl -s -o /dev/null -m 1 http://127.0.0.1:9096/livez && break; sleep 0.1; done
+wait_app "fail |"
+if [[ "$(app_state)" == "fail |"*"it was stopped"* ]] && IN test -s /var/lib/weave-healthd/stopped-apps.json; then
+    ok "…and still down after systemctl restart weave-healthd (/var/lib/weave-healthd/stopped-apps.json)"
+else not_ok "a stopped application across a daemon restart" "$(app_state); $(IN ls -l /var/lib/weave-healthd/ 2>&1)"; fi
 IN systemctl start orders.service
 wait_app "pass |"
 wait_entry "$mark" "Application orders is up"
@@ -243,7 +250,7 @@ if [ "$(IN systemctl show -P MainPID weave-healthd.service)" = "$pid" ] && IN jo
     ok "systemctl reload applies a changed file and keeps the PID ($pid)"
 else not_ok "systemctl reload" "$(IN journalctl -u weave-healthd --no-pager | tail -3)"; fi
 IN sh -c 'echo "checks: [" >> /etc/weave-healthd/config.yaml'
-lines=$(IN wc -l < /etc/weave-healthd/config.yaml)
+lines=$(IN sh -c 'wc -l < /etc/weave-healthd/config.yaml')
 IN systemctl reload weave-healthd.service > "$WORK/reload.out" 2>&1
 reload=$?
 status=$(IN systemctl status --no-pager -n 5 weave-healthd.service 2>&1)

@@ -64,11 +64,11 @@ import WeaveTestSupport
             unlink(directory + "/" + EventPositions.fileName)
             rmdir(directory)
         }
-        let positions = EventPositions(path: directory + "/" + EventPositions.fileName)
+        let positions = StateFile(path: directory + "/" + EventPositions.fileName, what: EventPositions.what)
         let orders = ContainerEventLog(), billing = ContainerEventLog()
         for _ in 0..<3 { orders.append(.memoryPressure, [:]) }
         let before = LogRecords()
-        let first = AppEventJournal(limit: generous, started: orders.started - 1, positions: positions, logger: before.logger)
+        let first = AppEventJournal(limit: generous, started: orders.started - 1, file: positions, logger: before.logger)
         try first.ingest("orders", Array(orders.json(after: first.after("orders"), limit: 256).utf8))
         await first.persist(with: BlockingCalls())
         #expect(before.count(WeaveEvent.memoryPressure.messageID) == 3)
@@ -77,7 +77,7 @@ import WeaveTestSupport
         for _ in 0..<4 { orders.append(.memoryPressure, [:]) }
         for _ in 0..<2 { billing.append(.memoryPressure, [:]) }
         let after = LogRecords()
-        let second = AppEventJournal(limit: generous, started: orders.started + 60, positions: positions, logger: after.logger)
+        let second = AppEventJournal(limit: generous, started: orders.started + 60, file: positions, logger: after.logger)
         #expect(second.after("orders") == 3)
         try second.ingest("orders", Array(orders.json(after: second.after("orders"), limit: 256).utf8))
         try second.ingest("billing", Array(billing.json(after: second.after("billing"), limit: 256).utf8))
@@ -114,13 +114,14 @@ import WeaveTestSupport
         defer { unlink(path) }
         for broken in [#"{"apps":{"orders":{"started":1,"#, #"{"apps":{"orders":{"started":1,"last":-1}}}"#, "[]", "",
                        #"{"apps":{"orders":{"started":1,"last":2.5}}}"#] {
-            let file = fopen(path, "w")!
-            fputs(broken, file)
-            fclose(file)
+            let handle = fopen(path, "w")!
+            fputs(broken, handle)
+            fclose(handle)
             let records = LogRecords()
             let log = ContainerEventLog()
             log.append(.memoryPressure, [:])
-            let journal = AppEventJournal(limit: generous, started: log.started + 1, positions: EventPositions(path: path), logger: records.logger)
+            let file = StateFile(path: path, what: EventPositions.what, logger: records.logger)
+            let journal = AppEventJournal(limit: generous, started: log.started + 1, file: file, logger: records.logger)
             #expect(records.entries.count == 1 && records.entries[0].message.contains("Cannot read"), "\(broken)")
             try journal.ingest("orders", Array(log.json(after: 0, limit: 256).utf8))
             #expect(records.count(WeaveEvent.memoryPressure.messageID) == 0, "read from its end, as without a file")

@@ -1,6 +1,8 @@
+import Glibc
 import Testing
 @testable import weave_healthd
 import WeaveSystemd
+import WeaveTestSupport
 
 /// What the daemon tells of an application's life, across reloads.
 @Suite struct AppLifecycleTests {
@@ -39,5 +41,31 @@ import WeaveSystemd
         #expect(!lifecycle.isStopped("orders"))
         lifecycle.forget("orders")
         #expect(lifecycle.announce("orders", up: true), "after it left, its return is news")
+    }
+
+    /// The stopped applications outlive the daemon (an upgrade restarts it): a new one reads them
+    /// back and shows them down; a file that is not one is said and not used.
+    @Test func theStoppedApplicationsAreKeptAcrossARestart() async throws {
+        let path = "/tmp/weave-stopped-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).json"
+        defer { unlink(path) }
+        let target = AppTarget(name: "orders", address: .unix(path: "/run/weave/apps/orders.sock"), host: "localhost", pathPrefix: "",
+                               unit: "orders.service")
+        let before = AppLifecycle(file: StateFile(path: path, what: AppLifecycle.what))
+        before.stop(target)
+        await before.persist(with: BlockingCalls())
+        #expect(AppLifecycle(file: StateFile(path: path, what: AppLifecycle.what)).stoppedTargets() == [target])
+        #expect(before.announce("orders", up: true), "back")
+        await before.persist(with: BlockingCalls())
+        #expect(AppLifecycle(file: StateFile(path: path, what: AppLifecycle.what)).stoppedTargets().isEmpty)
+
+        for broken in [#"{"stopped":[{"app":"orders","socket":"relative.sock","unit":"orders.service"}]}"#,
+                       #"{"stopped":[{"app":"orders","socket":"/s.sock","unit":"../../etc/passwd"}]}"#, #"{"stopped":"#] {
+            let handle = fopen(path, "w")!
+            fputs(broken, handle)
+            fclose(handle)
+            let records = LogRecords()
+            let lifecycle = AppLifecycle(file: StateFile(path: path, what: AppLifecycle.what, logger: records.logger))
+            #expect(lifecycle.stoppedTargets().isEmpty && records.entries.count == 1, "\(broken)")
+        }
     }
 }

@@ -24,29 +24,30 @@ final class AppEventJournal: Sendable {
     private let places = Locked<(byApp: [String: Place], changed: Bool)>(([:], false))
     private let throttle: LogThrottle
     private let started: Double
-    /// Where the places are kept; nil keeps them in memory only.
-    private let positions: EventPositions?
-    /// Whether the places were read from `positions`: then a log not among them was never read.
+    /// Where the places are kept (`EventPositions`); nil keeps them in memory only.
+    private let file: StateFile?
+    /// Whether the places were read from `file`: then a log not among them was never read.
     private let restored: Bool
-    /// Whether the last save failed (logged once, and once when saving works again).
-    private let saveFailing = Locked(false)
     private let logger: Logger
 
-    /// Reads the kept places from `positions` (a blocking read: at startup).
-    init(limit: LogRateLimit, started: Double = WallClock.now(), positions: EventPositions? = nil,
+    /// Reads the kept places from `file` (a blocking read: at startup).
+    init(limit: LogRateLimit, started: Double = WallClock.now(), file: StateFile? = nil,
          logger: Logger = Logger(label: "weave.healthd.apps")) {
         throttle = LogThrottle(limit: limit)
         self.started = started
-        self.positions = positions
+        self.file = file
         self.logger = logger
         var restored = false
-        switch positions?.load() {
-        case .success(let kept?)?:
-            places.withLock { $0.byApp = kept }
-            restored = true
+        switch file?.read() {
+        case .success(let bytes?)?:
+            if let kept = EventPositions.parse(bytes) {
+                places.withLock { $0.byApp = kept }
+                restored = true
+            } else {
+                file?.refuse(FileReadError("it is not a file of event positions"), consequence: "logs older than this daemon are read from their end")
+            }
         case .failure(let error)?:
-            let path = positions?.path ?? ""
-            logger.warning("Cannot read the applications' event positions in \(path): \(error); logs older than this daemon are read from their end")
+            file?.refuse(error, consequence: "logs older than this daemon are read from their end")
         case .success(nil)?, nil:
             break
         }
@@ -71,30 +72,15 @@ final class AppEventJournal: Sendable {
         }
     }
 
-    /// Saves the places when they changed since the last save, on `blocking`'s threads.
+    /// Saves the places when they changed since the last save, on `blocking`'s threads; a failed
+    /// save is tried again after the next round.
     func persist(with blocking: BlockingCalls) async {
-        guard let positions, let kept = places.withLock({ places -> [String: Place]? in
+        guard let file, let kept = places.withLock({ places -> [String: Place]? in
             defer { places.changed = false }
             return places.changed ? places.byApp : nil
         }) else { return }
-        let outcome: Result<Void, FileReadError>
-        do {
-            outcome = try await blocking.run("event positions", deadline: .seconds(5)) { positions.save(kept) }
-        } catch {
-            outcome = .failure(FileReadError("\(error)"))
-        }
-        let wasFailing = saveFailing.withLock { failing in
-            defer { failing = (try? outcome.get()) == nil }
-            return failing
-        }
-        switch outcome {
-        case .success:
-            if wasFailing { logger.notice("The applications' event positions are saved again in \(positions.path)") }
-        case .failure(let error):
-            places.withLock { $0.changed = true } // saved with the next round
-            if !wasFailing {
-                logger.warning("Cannot save the applications' event positions: \(error); a restart would read their logs from their end")
-            }
+        if await !file.save(EventPositions.render(kept), with: blocking) {
+            places.withLock { $0.changed = true }
         }
     }
 

@@ -559,7 +559,9 @@ final class AppFleet: Sendable {
             do {
                 guard left > .zero else { throw FetchFailure("the scrape budget of \(configuration.budget) was spent before it was asked") }
                 if let vanished = vanished(target) { throw FetchFailure(vanished) }
-                if lifecycle.isStopped(target.name) { throw FetchFailure(Self.stoppedReason) }
+                if lifecycle.isStopped(target.name), case .unix(let path) = target.address, !Self.exists(path) {
+                    throw FetchFailure(Self.stoppedReason)
+                }
                 let fetch = HTTPFetch(target: target.address, timeout: min(configuration.timeout, left),
                                       maxBodyBytes: cap, overflow: .fail, group: group, pool: connections)
                 let response = try await fetch.get(target.pathPrefix + path + (query?(target) ?? ""), host: target.host,
@@ -580,6 +582,7 @@ final class AppFleet: Sendable {
             return (target, outcome, ContinuousClock.now - start)
         }
         await forgetAllBut(targets.map(\.name))
+        await lifecycle.persist(with: blocking)
         connections.closeAll(except: Set(targets.map(\.address)))
         return answers
     }

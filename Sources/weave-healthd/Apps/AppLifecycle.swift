@@ -6,10 +6,65 @@ import WeaveSystemd
 /// nothing of applications that did not change, and the applications that stopped while their
 /// systemd unit is still enabled. Those stay targets, down (`weave_app_up` 0, `WeaveAppDown`),
 /// until they come back or their unit is disabled, masked or removed: someone stopping a service
-/// is an outage, not a departure. Process-wide; bounded to `maxApps` applications.
+/// is an outage, not a departure. Process-wide; bounded to `maxApps` applications. The stopped
+/// ones are kept in the state directory (`stopped-apps.json`), so that a restarted daemon (an
+/// upgrade) still shows them down.
 final class AppLifecycle: Sendable {
     static let maxApps = 4_096
-    private let state = Locked<(announced: [String: Bool], stopped: [String: AppTarget])>(([:], [:]))
+    static let fileName = "stopped-apps.json"
+    static let what = "the stopped applications"
+    /// What was told, the stopped applications, and whether those changed since they were saved.
+    private let state = Locked<(announced: [String: Bool], stopped: [String: AppTarget], changed: Bool)>(([:], [:], false))
+    private let file: StateFile?
+
+    /// Reads the stopped applications `file` keeps (a blocking read: at startup).
+    init(file: StateFile? = nil) {
+        self.file = file
+        switch file?.read() {
+        case .success(let bytes?)?:
+            if let stopped = Self.parse(bytes) {
+                state.withLock { $0.stopped = stopped }
+            } else {
+                file?.refuse(FileReadError("it is not a file of stopped applications"), consequence: "those stopped before are not known")
+            }
+        case .failure(let error)?:
+            file?.refuse(error, consequence: "those stopped before are not known")
+        case .success(nil)?, nil:
+            break
+        }
+    }
+
+    /// `{"stopped":[{"app":"orders","socket":"/run/weave/apps/orders.sock","unit":"orders.service"},…]}`;
+    /// nil for anything else.
+    static func parse(_ bytes: [UInt8]) -> [String: AppTarget]? {
+        guard case .array(let items)? = JSONValue.parse(bytes)?["stopped"], items.count <= maxApps else { return nil }
+        var stopped: [String: AppTarget] = [:]
+        for item in items {
+            guard let app = item["app"]?.string, !app.isEmpty, stopped[app] == nil, let socket = item["socket"]?.string,
+                  socket.hasPrefix("/"), let unit = item["unit"]?.string, SystemdUnit.isValidName(unit) else { return nil }
+            stopped[app] = AppTarget(name: app, address: .unix(path: socket), host: "localhost", pathPrefix: "", unit: unit)
+        }
+        return stopped
+    }
+
+    static func render(_ stopped: [String: AppTarget]) -> String {
+        let items = stopped.values.sorted { $0.name < $1.name }.compactMap { target -> String? in
+            guard case .unix(let socket) = target.address, let unit = target.unit else { return nil }
+            return "{\"app\":\(JSONText.quoted(target.name)),\"socket\":\(JSONText.quoted(socket)),\"unit\":\(JSONText.quoted(unit))}"
+        }
+        return "{\"stopped\":[" + items.joined(separator: ",") + "]}\n"
+    }
+
+    /// Saves the stopped applications when they changed, on `blocking`'s threads.
+    func persist(with blocking: BlockingCalls) async {
+        guard let file, let stopped = state.withLock({ state -> [String: AppTarget]? in
+            defer { state.changed = false }
+            return state.changed ? state.stopped : nil
+        }) else { return }
+        if await !file.save(Self.render(stopped), with: blocking) {
+            state.withLock { $0.changed = true }
+        }
+    }
 
     /// What a gone application's unit says of it.
     enum Verdict: Equatable {
@@ -37,7 +92,7 @@ final class AppLifecycle: Sendable {
             guard state.announced[app] != up else { return false }
             guard state.announced[app] != nil || state.announced.count < Self.maxApps else { return false }
             state.announced[app] = up
-            if up { state.stopped[app] = nil }
+            if up, state.stopped.removeValue(forKey: app) != nil { state.changed = true }
             return true
         }
     }
@@ -45,15 +100,18 @@ final class AppLifecycle: Sendable {
     /// `target` stopped while its unit (`target.unit`) stays enabled: a target, down, from now on.
     func stop(_ target: AppTarget) {
         state.withLock { state in
-            guard state.stopped[target.name] != nil || state.stopped.count < Self.maxApps else { return }
+            guard state.stopped[target.name] != target, state.stopped[target.name] != nil || state.stopped.count < Self.maxApps else { return }
             state.stopped[target.name] = target
+            state.changed = true
         }
     }
 
     /// No longer keeps `app` as stopped (its unit was started, disabled or removed): the next
     /// listing finds its socket again, or finds it gone and says it left.
     func release(_ app: String) {
-        state.withLock { _ = $0.stopped.removeValue(forKey: app) }
+        state.withLock { state in
+            if state.stopped.removeValue(forKey: app) != nil { state.changed = true }
+        }
     }
 
     /// Whether `app` is kept as stopped.
@@ -70,7 +128,7 @@ final class AppLifecycle: Sendable {
     func forget(_ app: String) {
         state.withLock { state in
             state.announced[app] = nil
-            state.stopped[app] = nil
+            if state.stopped.removeValue(forKey: app) != nil { state.changed = true }
         }
     }
 }

@@ -1,0 +1,96 @@
+import Logging
+import WeaveSupport
+
+/// One file in the daemon's state directory (`$STATE_DIRECTORY`; `StateDirectory=weave-healthd`,
+/// /var/lib/weave-healthd), which outlives the daemon's restarts (an upgrade, the watchdog, a
+/// crash): read once at startup, and replaced whole (written beside it, flushed, renamed over it),
+/// so it is never half written. A save that fails is logged once, and once when saving works again.
+final class StateFile: Sendable {
+    let path: String
+    /// What it keeps, for the log: "the applications' event positions".
+    let what: String
+    private let failing = Locked(false)
+    private let logger: Logger
+
+    /// The most a file may hold.
+    static let maxBytes = 4 << 20
+
+    init(path: String, what: String, logger: Logger = Logger(label: "weave.healthd.state")) {
+        self.path = path
+        self.what = what
+        self.logger = logger
+    }
+
+    /// The file `name` in `$STATE_DIRECTORY` (its first directory, when systemd lists several); nil
+    /// when the variable is unset or not an absolute path (a daemon started by hand keeps no state).
+    static func inStateDirectory(_ name: String, what: String) -> StateFile? {
+        guard let value = getenv("STATE_DIRECTORY").map({ String(cString: $0) }),
+              let first = value.split(separator: ":").first, first.hasPrefix("/") else { return nil }
+        return StateFile(path: first + "/" + name, what: what)
+    }
+
+    /// The file's bytes; nil when there is none (a first start). Blocking: at startup.
+    func read() -> Result<[UInt8]?, FileReadError> {
+        switch readRegularFile(path, limit: Self.maxBytes) {
+        case .failure where errno == ENOENT: return .success(nil)
+        case .failure(let error): return .failure(error)
+        case .success(let bytes): return .success(bytes)
+        }
+    }
+
+    /// Says why a file that is there cannot be used; the daemon goes on as on a first start.
+    func refuse(_ error: FileReadError, consequence: String) {
+        logger.warning("Cannot read \(what) in \(path): \(error); \(consequence)")
+    }
+
+    /// Replaces the file with `text`, on `blocking`'s threads; false when it could not (logged).
+    func save(_ text: String, with blocking: BlockingCalls) async -> Bool {
+        let path = self.path
+        let outcome: Result<Void, FileReadError>
+        do {
+            outcome = try await blocking.run("state \(path)", deadline: .seconds(5)) { Self.replace(path, with: text) }
+        } catch {
+            outcome = .failure(FileReadError("\(error)"))
+        }
+        let wasFailing = failing.withLock { failing in
+            defer { failing = (try? outcome.get()) == nil }
+            return failing
+        }
+        switch outcome {
+        case .success:
+            if wasFailing { logger.notice("\(what) are saved again in \(path)") }
+            return true
+        case .failure(let error):
+            if !wasFailing { logger.warning("Cannot save \(what): \(error); a restart would not know them") }
+            return false
+        }
+    }
+
+    /// Writes `text` beside `path`, flushes it, and renames it over `path`.
+    static func replace(_ path: String, with text: String) -> Result<Void, FileReadError> {
+        let temporary = path + ".new"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { return .failure(FileReadError("cannot write \(temporary): \(SystemError.text(errno))")) }
+        var bytes = Array(text.utf8)
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+            if count < 0, errno == EINTR { continue }
+            if count <= 0 {
+                let reason = SystemError.text(errno)
+                close(fd)
+                unlink(temporary)
+                return .failure(FileReadError("cannot write \(temporary): \(reason)"))
+            }
+            written += count
+        }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard synced, rename(temporary, path) == 0 else {
+            let reason = SystemError.text(errno)
+            unlink(temporary)
+            return .failure(FileReadError("cannot replace \(path): \(reason)"))
+        }
+        return .success(())
+    }
+}
