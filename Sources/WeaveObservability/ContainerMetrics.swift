@@ -65,7 +65,7 @@ public struct ContainerMetrics: MetricCollector {
             .counter("weave_resolutions", "Resolves of a registered service that succeeded, cached hits and factory runs; a failed attempt counts in weave_resolution_errors_total only.", resolutions),
             .counter("weave_instances_created", "Instances a service's factory made.", created),
             .counter("weave_slow_resolutions", "Resolves slower than the slow-resolution threshold.", slow),
-            .counter("weave_resolution_errors", "Failed attempts to resolve, by dependency and error kind (none of them counts in weave_resolutions_total); a registered dependency's kinds are 0 from its registration.", errors),
+            .counter("weave_resolution_errors", "Failed attempts to resolve, by dependency and error kind (none of them counts in weave_resolutions_total); factory_failed is 0 from registration for a factory that can throw.", errors),
             MetricFamily(name: "weave_resolve_duration_seconds", kind: .histogram,
                          help: "Resolve latency: every factory run (classic buckets 2^-17 to 8 s for the dependencies resolve_buckets keeps); one cached hit in 64 per thread (path=cached_hit, +Inf only). Native histograms of schema 3 in the protobuf exposition.",
                          unit: "seconds", histograms: durations),

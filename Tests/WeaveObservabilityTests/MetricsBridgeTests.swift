@@ -23,14 +23,14 @@ private struct Made: Sendable {}
         #expect(timer.values.count == 5)
     }
 
-    /// A registered dependency's counters, its error kinds among them, are in the backend at 0
-    /// from the first update after its registration, before any resolve.
+    /// A registered dependency's counters, factory_failed among them when its factory can throw,
+    /// are in the backend at 0 from the first update after its registration, before any resolve.
     @Test func countersExistAtZeroFromRegistration() throws {
         let metrics = TestMetrics()
         let container = Container()
         let bridge = MetricsBridge(container: container, factory: metrics)
         defer { bridge.cancel() }
-        container.register(Made.self) { Made() }
+        container.register(Made.self, throwingFactory: { Made() })
         bridge.update()
         #expect(try metrics.expectCounter("weave_resolutions_total", [("dependency", "Made")]).totalValue == 0)
         let failed = try metrics.expectCounter("weave_resolution_errors_total", [("dependency", "Made"), ("kind", "factory_failed")])

@@ -145,17 +145,22 @@ public struct ServiceStatistics: Sendable {
     public let factoryLatency: LatencyHistogram
     /// Whether an instance is held right now.
     public let isInstantiated: Bool
+    /// Whether its factory can throw (registered with a throwing or async factory).
+    public var factoryCanThrow = false
 
     /// All errors, whatever their kind.
     public var errorCount: UInt64 { errors.values.reduce(0, &+) }
 
-    /// The error counts an exporter shows, in `Kind` order: every kind that happened, and for a
-    /// registered service every kind it can fail with (all but `notRegistered`) at 0 from its
-    /// registration, so that its first failures are an increase of a counter that already exists.
+    /// The error counts an exporter shows, in `Kind` order: every kind that happened, and
+    /// `factoryFailed` at 0 from its registration for a service whose factory can throw, so that
+    /// the first failures of its upstream are an increase of a counter that already exists (a burst
+    /// within one scrape is then seen by `rate()`). The other kinds are programming errors (a
+    /// cycle, an argument of the wrong type) that recur at every attempt: their counters start with
+    /// the first, and grow from the next scrape on.
     public var exportedErrors: [(kind: ResolutionError.Kind, count: UInt64)] {
         ResolutionError.Kind.allCases.compactMap { kind in
             if let count = errors[kind] { return (kind, count) }
-            return scope != nil && kind != .notRegistered ? (kind, 0) : nil
+            return kind == .factoryFailed && factoryCanThrow ? (kind, 0) : nil
         }
     }
 
@@ -187,7 +192,7 @@ extension Container {
     /// Takes a snapshot of the statistics. Counts are exact; each shard is locked briefly, chunk by chunk.
     public func statistics() -> ContainerStatistics {
         let (listed, version) = lock.withReadLock { _ in
-            (table.all.map { ($0.key.description, $0.scope, $0.index, $0.isInstantiated) }, table.version)
+            (table.all.map { ($0.key.description, $0.scope, $0.index, $0.isInstantiated, $0.factoryCanThrow) }, table.version)
         }
         // Chunk by chunk of registration indices: each shard adds the chunk's records into one small
         // buffer (locked once per chunk), and the chunk's statistics are made from it while it is in
@@ -207,7 +212,7 @@ extension Container {
                 shard.lock.withLock { shard.counters.pointee.accumulate(start..<start + chunk, into: totals) }
             }
             for member in members {
-                let (service, scope, index, instantiated) = listed[member]
+                let (service, scope, index, instantiated, canThrow) = listed[member]
                 let record = UnsafePointer(totals + (index - start) * stride)
                 var errors: [ResolutionError.Kind: UInt64] = [:]
                 for (offset, kind) in ResolutionError.Kind.allCases.enumerated() where record[StatsField.errors + offset] > 0 {
@@ -221,7 +226,7 @@ extension Container {
                     slowResolutions: record[StatsField.slowResolutions],
                     cachedHitLatency: LatencyHistogram(words: record + StatsField.hitLatency),
                     factoryLatency: LatencyHistogram(words: record + StatsField.factoryLatency),
-                    isInstantiated: instantiated)
+                    isInstantiated: instantiated, factoryCanThrow: canThrow)
             }
         }
         // In name order: the order is sorted once per table version, and each record is moved once.

@@ -31,6 +31,10 @@ class AnyRegistration: @unchecked Sendable {
     /// Whether an instance is held right now. Call under the container's read lock.
     var isInstantiated: Bool { false }
 
+    /// Whether its factory can throw (a throwing or async factory): its failures are
+    /// `factoryFailed` errors.
+    var factoryCanThrow: Bool { false }
+
     /// Removes the held instance and returns it, so the caller can drop it outside the lock.
     /// Call under the container's write lock.
     func takeInstance() -> Any? { nil }
@@ -123,6 +127,13 @@ final class Registration<Value>: AnyRegistration, @unchecked Sendable {
         self.instanceSlot.initialize(to: instance)
         self.gate = scope == .transient ? nil : CreationGate(name: key.description)
         super.init(key: key, scope: scope, index: index)
+    }
+
+    override var factoryCanThrow: Bool {
+        switch maker {
+        case .throwing, .async: true
+        case .sync, .argument, .instance: false
+        }
     }
 
     deinit {
