@@ -147,6 +147,10 @@ sed -i "s/127.0.0.1:$PORT/127.0.0.1:$CLOSED/" "$WORK/main.yaml"; reload
 if curl -sf -o /dev/null "$URL/livez" && grep -q "Configuration rejected.*listen: changed.*restart weave-healthd" "$WORK/main.log"; then
     ok "9. a changed listen: is rejected with a clear log, not silently ignored"
 else not_ok "9. a changed listen: on reload" "$(tail -2 "$WORK/main.log")"; fi
+write_main $'memory_pressure:\n  trigger: some 100000 2000000'; reload
+if curl -sf -o /dev/null "$URL/livez" && grep -q "Configuration rejected.*memory_pressure: trigger changed.*restart weave-healthd" "$WORK/main.log"; then
+    ok "9. a changed memory_pressure: trigger is rejected with a clear log, not silently ignored"
+else not_ok "9. a changed memory_pressure: on reload" "$(tail -2 "$WORK/main.log")"; fi
 write_main ""
 sed -i 's/^    interval: 1s$/    interval: 1e10s/' "$WORK/main.yaml"; reload
 if kill -0 "$DAEMON" 2>/dev/null && curl -sf -o /dev/null "$URL/livez" && grep -q "Configuration rejected.*too long" "$WORK/main.log"; then

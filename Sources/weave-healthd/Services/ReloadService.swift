@@ -8,7 +8,8 @@ import WeaveSystemd
 
 /// SIGHUP reloads the configuration file, between `RELOADING=1` and `READY=1` to systemd. A reload
 /// applies all of the new file or none of it: a bad file, or one whose `listen:` differs from the
-/// bound listeners (a reload cannot rebind them), is rejected with the reason logged, and the old
+/// bound listeners (a reload cannot rebind them) or whose `memory_pressure:` trigger differs from
+/// the one armed at startup, is rejected with the reason logged, and the old
 /// configuration keeps running. The new runtime goes to `MonitorService`, which swaps it in once its
 /// checks have results, so `/health` never answers from a runtime without results.
 struct ReloadService: Service {
@@ -60,6 +61,14 @@ struct ReloadService: Service {
                         message: "listen: changed from \(router.configuration.listeners.map(\.description).joined(separator: ", ")) "
                             + "to \(server.listeners.map(\.description).joined(separator: ", ")); a reload cannot rebind "
                             + "the listeners: restart weave-healthd to apply it")
+                }
+                // The kernel's trigger is armed once, at startup (`main.swift`): refused, not ignored.
+                let running = source.runtime.configuration.memoryPressureTrigger
+                guard configuration.memoryPressureTrigger == running else {
+                    throw ConfigurationError(
+                        file: path, line: 1, column: 1,
+                        message: "memory_pressure: trigger changed from '\(running)' to '\(configuration.memoryPressureTrigger)'; "
+                            + "a reload cannot re-arm the kernel's trigger: restart weave-healthd to apply it")
                 }
                 let runtime = await Runtime(configuration: configuration, group: group, connections: connections, blocking: blocking,
                                             owners: source.runtime.apps.owners, events: source.runtime.apps.events,
