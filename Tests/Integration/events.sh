@@ -119,9 +119,9 @@ if [[ "$unfilled" == "none of "* ]] && [ "${unfilled#none of }" -ge 11 ]; then
     ok "the catalog's texts find every field they name in the application's entries ($unfilled unfilled)"
 else not_ok "catalog fields in the entries" "unfilled: $unfilled"; fi
 
-# --- one transition, one time: the application's, in /metrics, /health and the journal ---------------------------
+# --- one transition, one time: the application's, in /metrics, /health, the status page and the journal ----------
 curl -s -o /dev/null -X POST "$APP_URL/demo/payments/recover"
-seen_metrics=""; seen_health=""
+seen_metrics=""; seen_health=""; seen_page=""
 for _ in $(seq 200); do
     now=$(date +%s.%N)
     [ -z "$seen_metrics" ] && curl -s "$URL/metrics" | grep -qF "weave_health_status{app=\"$APP\",check=\"payments\",state=\"healthy\"} 1" && seen_metrics=$now
@@ -130,7 +130,8 @@ for _ in $(seq 200); do
         seen_health=$now
         changed=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["checks"][sys.argv[2]+"/payments:status"][0]["changedAt"])' "$WORK/health.json" "$APP")
     fi
-    [ -n "$seen_metrics" ] && [ -n "$seen_health" ] && break
+    [ -z "$seen_page" ] && [[ "$(curl -s "$URL/?app=$APP")" == *'<tr><td>payments</td><td class="state healthy">healthy</td>'* ]] && seen_page=$now
+    [ -n "$seen_metrics" ] && [ -n "$seen_health" ] && [ -n "$seen_page" ] && break
     sleep 0.05
 done
 wait_count 1 "$TRANSITION" check=payments state_to=healthy
@@ -139,11 +140,12 @@ event_time=$(journalctl -o json SYSLOG_IDENTIFIER=weave-healthd "WEAVE_APP=$APP"
 verdict=$("$PY" -c '
 import sys
 from datetime import datetime, timezone
-metrics, health, changed, event = sys.argv[1:5]
+metrics, health, page, changed, event = sys.argv[1:6]
 changed = datetime.strptime(changed, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
-lag, apart = float(health) - float(metrics), abs(changed - float(event))
-print(("ok " if lag <= 1.0 and apart <= 1.0 else "") + f"/health {lag:+.2f} s after /metrics; /health changedAt and the journal entry {apart:.3f} s apart")' \
-    "${seen_metrics:-0}" "${seen_health:-99999999999}" "${changed:-1970-01-01T00:00:00.000Z}" "${event_time:-0}")
+lag, page_lag, apart = float(health) - float(metrics), float(page) - float(metrics), abs(changed - float(event))
+print(("ok " if lag <= 1.0 and page_lag <= 1.0 and apart <= 1.0 else "")
+      + f"/health {lag:+.2f} s and the status page {page_lag:+.2f} s after /metrics; /health changedAt and the journal entry {apart:.3f} s apart")' \
+    "${seen_metrics:-0}" "${seen_health:-99999999999}" "${seen_page:-99999999999}" "${changed:-1970-01-01T00:00:00.000Z}" "${event_time:-0}")
 if [[ "$verdict" == "ok "* ]]; then ok "one transition, one time: ${verdict#ok }"
 else not_ok "one time per transition" "$verdict"; fi
 
