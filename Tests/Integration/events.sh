@@ -122,15 +122,19 @@ else not_ok "catalog fields in the entries" "unfilled: $unfilled"; fi
 # --- one transition, one time: the application's, in /metrics, /health, the status page and the journal ----------
 curl -s -o /dev/null -X POST "$APP_URL/demo/payments/recover"
 seen_metrics=""; seen_health=""; seen_page=""
+# Each is timed when its answer arrived: the application shares one /metrics render a second, so
+# a scrape may wait up to a second for its answer.
 for _ in $(seq 200); do
-    now=$(date +%s.%N)
-    [ -z "$seen_metrics" ] && curl -s "$URL/metrics" | grep -qF "weave_health_status{app=\"$APP\",check=\"payments\",state=\"healthy\"} 1" && seen_metrics=$now
+    # (Read whole: under pipefail, grep -q ending early would fail curl's side of a pipe.)
+    if [ -z "$seen_metrics" ] && [[ "$(curl -s "$URL/metrics")" == *"weave_health_status{app=\"$APP\",check=\"payments\",state=\"healthy\"} 1"* ]]; then
+        seen_metrics=$(date +%s.%N)
+    fi
     if [ -z "$seen_health" ] && curl -s "$URL/health" > "$WORK/health.json" \
         && "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["checks"][sys.argv[2]+"/payments:status"][0]["status"]!="pass")' "$WORK/health.json" "$APP"; then
-        seen_health=$now
+        seen_health=$(date +%s.%N)
         changed=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["checks"][sys.argv[2]+"/payments:status"][0]["changedAt"])' "$WORK/health.json" "$APP")
     fi
-    [ -z "$seen_page" ] && [[ "$(curl -s "$URL/?app=$APP")" == *'<tr><td>payments</td><td class="state healthy">healthy</td>'* ]] && seen_page=$now
+    [ -z "$seen_page" ] && [[ "$(curl -s "$URL/?app=$APP")" == *'<tr><td>payments</td><td class="state healthy">healthy</td>'* ]] && seen_page=$(date +%s.%N)
     [ -n "$seen_metrics" ] && [ -n "$seen_health" ] && [ -n "$seen_page" ] && break
     sleep 0.05
 done
