@@ -37,21 +37,9 @@ final class AppEventJournal: Sendable {
         self.started = started
         self.file = file
         self.logger = logger
-        var restored = false
-        switch file?.read() {
-        case .success(let bytes?)?:
-            if let kept = EventPositions.parse(bytes) {
-                places.withLock { $0.byApp = kept }
-                restored = true
-            } else {
-                file?.refuse(FileReadError("it is not a file of event positions"), consequence: "logs older than this daemon are read from their end")
-            }
-        case .failure(let error)?:
-            file?.refuse(error, consequence: "logs older than this daemon are read from their end")
-        case .success(nil)?, nil:
-            break
-        }
-        self.restored = restored
+        let kept = file?.load(consequence: "logs older than this daemon are read from their end", EventPositions.parse)
+        if let kept { places.withLock { $0.byApp = kept } }
+        restored = kept != nil
     }
 
     /// The rate limit in force (a reload may change it).

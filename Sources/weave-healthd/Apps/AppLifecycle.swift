@@ -20,17 +20,8 @@ final class AppLifecycle: Sendable {
     /// Reads the stopped applications `file` keeps (a blocking read: at startup).
     init(file: StateFile? = nil) {
         self.file = file
-        switch file?.read() {
-        case .success(let bytes?)?:
-            if let stopped = Self.parse(bytes) {
-                state.withLock { $0.stopped = stopped }
-            } else {
-                file?.refuse(FileReadError("it is not a file of stopped applications"), consequence: "those stopped before are not known")
-            }
-        case .failure(let error)?:
-            file?.refuse(error, consequence: "those stopped before are not known")
-        case .success(nil)?, nil:
-            break
+        if let stopped = file?.load(consequence: "those stopped before are not known", Self.parse) {
+            state.withLock { $0.stopped = stopped }
         }
     }
 

@@ -29,18 +29,22 @@ final class StateFile: Sendable {
         return StateFile(path: first + "/" + name, what: what)
     }
 
-    /// The file's bytes; nil when there is none (a first start). Blocking: at startup.
-    func read() -> Result<[UInt8]?, FileReadError> {
+    /// What the file keeps, read with `parse`; nil when there is none (a first start), and when it
+    /// cannot be read or `parse` refuses it, which is logged with `consequence` (the daemon goes on
+    /// as on a first start). Blocking: at startup.
+    func load<Value>(consequence: String, _ parse: ([UInt8]) -> Value?) -> Value? {
+        let reason: FileReadError
         switch readRegularFile(path, limit: Self.maxBytes) {
-        case .failure where errno == ENOENT: return .success(nil)
-        case .failure(let error): return .failure(error)
-        case .success(let bytes): return .success(bytes)
+        case .failure where errno == ENOENT:
+            return nil
+        case .failure(let error):
+            reason = error
+        case .success(let bytes):
+            if let value = parse(bytes) { return value }
+            reason = FileReadError("it is not a file of \(what)")
         }
-    }
-
-    /// Says why a file that is there cannot be used; the daemon goes on as on a first start.
-    func refuse(_ error: FileReadError, consequence: String) {
-        logger.warning("Cannot read \(what) in \(path): \(error); \(consequence)")
+        logger.warning("Cannot read \(what) in \(path): \(reason); \(consequence)")
+        return nil
     }
 
     /// Replaces the file with `text`, on `blocking`'s threads; false when it could not (logged).
