@@ -16,7 +16,8 @@ import WeaveSupport
 /// whole). A counter's sample named without `_total` (text format 0.0.4 allows it) is given it,
 /// and a value is written after one space, so that both formats of the merged exposition are
 /// valid. A label the caller adds whose name the line uses already is kept as `exported_<name>`,
-/// with `exported_` repeated until the name is unique, as Prometheus does.
+/// with `exported_` repeated until the name is unique, as Prometheus does. What a parse may cost is
+/// bounded (`ParseLimits`): labels per series, samples, and time.
 public enum ExpositionParser {
     /// Why an exposition was rejected, and on which line (1-based).
     public struct Failure: Error, Sendable, CustomStringConvertible {
@@ -26,14 +27,15 @@ public enum ExpositionParser {
         public var description: String { "line \(line): \(message)" }
     }
 
-    /// The families of `bytes`. `labels` go first in every sample's label set; a label of the same
-    /// name already there is kept as `exported_<name>`, as Prometheus does.
-    public static func parse(_ bytes: [UInt8], adding labels: [(String, String)] = []) throws(Failure) -> [MetricFamily] {
+    /// The families of `bytes`, within `limits`. `labels` go first in every sample's label set; a
+    /// label of the same name already there is kept as `exported_<name>`, as Prometheus does.
+    public static func parse(_ bytes: [UInt8], adding labels: [(String, String)] = [],
+                             limits: ParseLimits = ParseLimits()) throws(Failure) -> [MetricFamily] {
         var prefix: [UInt8] = []
         Exposition.appendLabels(&prefix, labels)
         let added = labels.map { Array($0.0.utf8) }
         return try bytes.withUnsafeBufferPointer { buffer throws(Failure) in
-            var reader = Reader(bytes: buffer, prefix: prefix, added: added)
+            var reader = Reader(bytes: buffer, prefix: prefix, added: added, limits: limits)
             return try reader.run()
         }
     }
@@ -48,6 +50,8 @@ public enum ExpositionParser {
         let added: [[UInt8]]
         /// A bit per length (below 64) of the names in `added`: most label names are ruled out by it.
         let addedLengths: UInt64
+        let limits: ParseLimits
+        var samples = 0
         var families: [MetricFamily] = []
         var lineNumber = 0
         /// HELP and UNIT lines seen before their TYPE line, by family name.
@@ -68,6 +72,9 @@ public enum ExpositionParser {
         /// Where each label of the last line read whole is in `bytes`: its name's start and length,
         /// and its value's bounds, without quotes (reused from line to line: no allocation per sample).
         var labelNames: [(start: Int, count: Int, valueStart: Int, valueEnd: Int)] = []
+        /// A hash table of the last line's label names (their index in `labelNames`, plus one) once it
+        /// has `LabelTable.from` of them, so that a line of many labels is checked in linear time.
+        var labelTable: LabelTable
         /// The rules across the open family's lines: one series once, a histogram's buckets in order.
         var rules = SeriesRules()
         /// The open family's suffix whose lines have a special label, and its name: a histogram's
@@ -97,8 +104,10 @@ public enum ExpositionParser {
             var specialBeforeLast: Range<Int>?
         }
 
-        init(bytes: UnsafeBufferPointer<UInt8>, prefix: [UInt8], added: [[UInt8]]) {
+        init(bytes: UnsafeBufferPointer<UInt8>, prefix: [UInt8], added: [[UInt8]], limits: ParseLimits) {
             self.bytes = bytes
+            self.limits = limits
+            labelTable = LabelTable(limit: limits.labels)
             self.prefix = prefix
             prefixComma = prefix + [UInt8(ascii: ",")]
             self.added = added
@@ -145,6 +154,7 @@ public enum ExpositionParser {
             var ended = false
             while start < bytes.count {
                 lineNumber += 1
+                if lineNumber & 1023 == 0, limits.isLate { throw fail(ParseLimits.lateMessage) }
                 let end = memchr(base + start, 0x0A, bytes.count - start).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) - base }
                     ?? bytes.count
                 if ended { throw fail("text after # EOF") }
@@ -251,6 +261,8 @@ public enum ExpositionParser {
                 guard let scanned = try scannedHead(base, start, end) else { return } // a `_created` line, left out
                 head = scanned
             }
+            samples += 1
+            if let limit = limits.samples, samples > limit { throw fail(limits.tooManySamples()) }
             var cursor = head.cursor
             guard cursor < end, base[cursor] == UInt8(ascii: " ") else { throw fail("expected a space and a value after the labels") }
             let labelsEnd = cursor // after `}`, or after the name
@@ -408,6 +420,7 @@ public enum ExpositionParser {
             var scan = LabelScan(end: start)
             var cursor = start
             labelNames.removeAll(keepingCapacity: true)
+            labelTable.clear()
             while true {
                 guard cursor < end else { throw fail("unterminated label set") }
                 if base[cursor] == UInt8(ascii: "}") {
@@ -417,7 +430,8 @@ public enum ExpositionParser {
                 let nameStart = cursor
                 cursor = try labelName(base, from: cursor, end: end)
                 let nameCount = cursor - 2 - nameStart
-                for other in labelNames where other.count == nameCount && memcmp(base + other.start, base + nameStart, nameCount) == 0 {
+                guard labelNames.count < limits.labels else { throw fail(limits.tooManyLabels()) }
+                if !labelTable.insert(nameStart, nameCount, base, labelNames) {
                     throw fail("label \(text(nameStart, nameStart + nameCount)) appears twice")
                 }
                 let valueStart = cursor

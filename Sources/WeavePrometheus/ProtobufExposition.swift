@@ -1,3 +1,5 @@
+import WeaveSupport
+
 /// Renders metric families in Prometheus's protobuf exposition: delimited `io.prometheus.client.MetricFamily`
 /// messages (each its length as a varint, then the message), the format that carries native
 /// histograms. Families are sorted and grouped by name as `Exposition` does; a counter family is
@@ -8,6 +10,21 @@
 public enum ProtobufExposition {
     /// The `Content-Type` of the format.
     public static let contentType = "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"
+
+    /// Whether a `Content-Type` names this format: nil when it is not protobuf at all, false when it
+    /// is protobuf of another message or encoding (parameters compared whole, not by prefix).
+    public static func names(_ contentType: String) -> Bool? {
+        let parts = contentType.split(separator: ";").map { $0.trimmingWhitespace() }
+        guard parts.first?.lowercased() == "application/vnd.google.protobuf" else { return nil }
+        var parameters: [String: String] = [:]
+        for part in parts.dropFirst() {
+            guard let equals = part.firstIndex(of: "=") else { return false }
+            var value = part[part.index(after: equals)...]
+            if value.count >= 2, value.first == "\"", value.last == "\"" { value = value.dropFirst().dropLast() }
+            parameters[part[..<equals].lowercased()] = String(value)
+        }
+        return parameters["proto"] == "io.prometheus.client.MetricFamily" && parameters["encoding"] == "delimited"
+    }
 
     /// The `MetricType` numbers of the proto.
     enum MetricType: UInt64 {

@@ -13,7 +13,9 @@ import WeaveSupport
 /// summary and histogram, a series given twice, a metric without the value of its type, counts or
 /// sums that are negative or not a number, classic buckets out of order, and native histograms
 /// Prometheus would refuse (`NativeHistogram.problem`), or that count in floats. Labels the caller
-/// adds go first; a label of the same name already there is kept as `exported_<name>`.
+/// adds go first; a label of the same name already there is kept as `exported_<name>`. What a parse
+/// may cost is bounded (`ParseLimits`: labels per series, samples, time) and, through `reserve`, the
+/// memory of what it builds, counted as it is built.
 public enum ProtobufParser {
     /// Why an exposition was rejected: the message (1-based) and the reason.
     public struct Failure: Error, Sendable, CustomStringConvertible {
@@ -28,20 +30,25 @@ public enum ProtobufParser {
     /// What is read is reserved in steps of this many bytes (of its text rendering's size).
     static let reserveStep = 64 << 10
 
-    /// The families of `bytes`, each series with `labels` first. As it reads, it asks `reserve` for
-    /// room for what it keeps (`Exposition.estimatedSize`, in steps of 64 KiB and at the end), and
-    /// stops when refused: a compact answer cannot grow into more memory than the caller allows.
-    public static func parse(_ bytes: [UInt8], adding labels: [(String, String)] = [],
+    /// The families of `bytes`, each series with `labels` first, within `limits`. As it reads, it
+    /// asks `reserve` for room for what it builds (labels, buckets, native spans and deltas, before
+    /// they are decoded), then for what it keeps (`Exposition.estimatedSize`), in steps of 64 KiB and
+    /// at the end, and stops when refused: a compact answer cannot grow into more memory than the
+    /// caller allows.
+    public static func parse(_ bytes: [UInt8], adding labels: [(String, String)] = [], limits: ParseLimits = ParseLimits(),
                              reserve: (Int) -> Bool = { _ in true }) throws(Failure) -> [MetricFamily] {
         var families: [MetricFamily] = []
         var names: Set<String> = []
         var room = Room()
-        try bytes.withUnsafeBufferPointer { buffer throws(Failure) in
+        var samples = 0
+        try withoutActuallyEscaping(reserve) { reserve throws(Failure) in try bytes.withUnsafeBufferPointer { buffer throws(Failure) in
             var stream = ProtobufWire.Reader(UnsafeRawBufferPointer(buffer))
             while !stream.isAtEnd {
                 let number = families.count + 1
                 do throws(WireFailure) {
-                    let family = try readFamily(try stream.delimited(), adding: labels, room: &room, reserve: reserve)
+                    var budget = Budget(limits: limits, room: room, samples: samples, reserve: reserve)
+                    defer { (room, samples) = (budget.room, budget.samples) }
+                    let family = try readFamily(try stream.delimited(), adding: labels, budget: &budget)
                     guard names.insert(family.name).inserted else { throw WireFailure("family \(shown(family.name)) is given twice") }
                     families.append(family)
                 } catch {
@@ -51,17 +58,20 @@ public enum ProtobufParser {
             guard room.settle(reserve) else {
                 throw Failure(message: families.count, reason: "its families need more room than is left", outOfRoom: true)
             }
-        }
+        } }
         return families
     }
 
     /// The room taken so far, reserved in steps.
     private struct Room {
         var pending = 0
+        /// All it counted.
+        var total = 0
 
         /// Counts `bytes`; false when a step of them was refused.
         mutating func take(_ bytes: Int, _ reserve: (Int) -> Bool) -> Bool {
             pending += bytes
+            total += bytes
             return pending < ProtobufParser.reserveStep || settle(reserve)
         }
 
@@ -74,8 +84,28 @@ public enum ProtobufParser {
 
     private typealias WireFailure = ProtobufWire.WireFailure
 
+    /// What the parse may still spend: room, samples and time.
+    private struct Budget {
+        let limits: ParseLimits
+        var room: Room
+        var samples: Int
+        let reserve: (Int) -> Bool
+
+        /// Counts `bytes` of what is built.
+        mutating func take(_ bytes: Int) throws(WireFailure) {
+            guard room.take(bytes, reserve) else { throw WireFailure.outOfRoom }
+        }
+
+        /// Counts `count` samples, and checks the deadline.
+        mutating func count(_ count: Int) throws(WireFailure) {
+            samples += count
+            if let limit = limits.samples, samples > limit { throw WireFailure(limits.tooManySamples()) }
+            if limits.isLate { throw WireFailure(ParseLimits.lateMessage) }
+        }
+    }
+
     private static func readFamily(_ bytes: UnsafeRawBufferPointer, adding added: [(String, String)],
-                                   room: inout Room, reserve: (Int) -> Bool) throws(WireFailure) -> MetricFamily {
+                                   budget: inout Budget) throws(WireFailure) -> MetricFamily {
         var name = "", help = "", unit: String?
         var type: UInt64 = 3 // UNTYPED, the proto's default
         var metrics: [UnsafeRawBufferPointer] = []
@@ -84,7 +114,9 @@ public enum ProtobufParser {
             case (1, ProtobufWire.delimited): name = try text(reader.delimited(), "family name")
             case (2, ProtobufWire.delimited): help = try text(reader.delimited(), "help")
             case (3, ProtobufWire.varint): type = try reader.varint()
-            case (4, ProtobufWire.delimited): metrics.append(try reader.delimited())
+            case (4, ProtobufWire.delimited):
+                try budget.take(Self.builtSize)
+                metrics.append(try reader.delimited())
             case (5, ProtobufWire.delimited): unit = try text(reader.delimited(), "unit")
             default: return false
             }
@@ -106,10 +138,13 @@ public enum ProtobufParser {
         let base = kind == .counter && name.hasSuffix("_total") ? String(name.dropLast(6)) : name
         var family = MetricFamily(name: base, kind: kind, help: help, unit: unit)
         let nameSize = base.utf8.count
-        guard room.take(2 * nameSize + help.utf8.count + 40, reserve) else { throw WireFailure.outOfRoom }
+        try budget.take(2 * nameSize + help.utf8.count + 40)
         var seen: Set<String> = []
         for bytes in metrics {
-            var metric = try readMetric(bytes, kind: kind, family: shown(name))
+            let before = budget.room.total
+            var metric = try readMetric(bytes, kind: kind, family: shown(name), budget: &budget)
+            // What was counted while it was built (and its place in `metrics`), the rest of its size when kept.
+            let built = budget.room.total - before + Self.builtSize
             metric.labels = relabel(metric.labels, adding: added)
             guard seen.insert(seriesKey(metric.labels)).inserted else {
                 throw WireFailure("family \(shown(name)) has a series twice")
@@ -126,11 +161,14 @@ public enum ProtobufParser {
                 family.samples.append(.init(suffix: "_count", labels: metric.labels, value: Double(count)))
             case .histogram(var series):
                 series.labels = metric.labels
-                guard room.take(Exposition.estimatedSize(series, name: nameSize), reserve) else { throw WireFailure.outOfRoom }
+                try budget.count(series.bucketCounts.count + 2)
+                try budget.take(max(0, Exposition.estimatedSize(series, name: nameSize) - built))
                 family.histograms.append(series)
+                continue
             }
+            try budget.count(family.samples.count - samples)
             let size = family.samples[samples...].reduce(0) { $0 + Exposition.estimatedSize($1, name: nameSize) }
-            guard room.take(size, reserve) else { throw WireFailure.outOfRoom }
+            try budget.take(max(0, size - built))
         }
         return family
     }
@@ -141,26 +179,34 @@ public enum ProtobufParser {
         case histogram(MetricFamily.HistogramSeries)
     }
 
-    private static func readMetric(_ bytes: UnsafeRawBufferPointer, kind: MetricFamily.Kind, family: String) throws(WireFailure) -> (labels: [(String, String)], value: Value) {
+    private static func readMetric(_ bytes: UnsafeRawBufferPointer, kind: MetricFamily.Kind, family: String,
+                                   budget: inout Budget) throws(WireFailure) -> (labels: [(String, String)], value: Value) {
         var labels: [(String, String)] = []
         var value: Value?
         try ProtobufWire.Reader.fields(of: bytes) { field, wireType, reader throws(WireFailure) in
             switch (field, wireType, kind) {
-            case (1, ProtobufWire.delimited, _): labels.append(try readLabel(reader.delimited(), family: family))
+            case (1, ProtobufWire.delimited, _):
+                guard labels.count < budget.limits.labels else { throw WireFailure("a metric of \(family): \(budget.limits.tooManyLabels())") }
+                let label = try readLabel(reader.delimited(), family: family)
+                try budget.take(label.0.utf8.count + label.1.utf8.count + 4)
+                labels.append(label)
             case (2, ProtobufWire.delimited, .gauge), (3, ProtobufWire.delimited, .counter):
                 let number = try readSingle(reader.delimited())
                 guard kind == .gauge || number >= 0 else { throw WireFailure("counter \(family) has the value \(number)") }
                 value = .sample(number)
-            case (4, ProtobufWire.delimited, .summary): value = try readSummary(reader.delimited(), family: family)
-            case (7, ProtobufWire.delimited, .histogram): value = .histogram(try readHistogram(reader.delimited(), family: family))
+            case (4, ProtobufWire.delimited, .summary): value = try readSummary(reader.delimited(), family: family, budget: &budget)
+            case (7, ProtobufWire.delimited, .histogram): value = .histogram(try readHistogram(reader.delimited(), family: family, budget: &budget))
             default: return false
             }
             return true
         }
         guard let value else { throw WireFailure("a metric of \(family) has no value of its type") }
         let special = kind == .histogram ? "le" : kind == .summary ? "quantile" : nil
+        // Compared with each other while there are few, else through a set: linear in the labels.
+        var names: Set<Substring> = []
         for (index, (name, _)) in labels.enumerated() {
-            guard !labels[..<index].contains(where: { $0.0 == name }) else { throw WireFailure("a metric of \(family) has label \(shown(name)) twice") }
+            let twice = labels.count <= 8 ? labels[..<index].contains(where: { $0.0 == name }) : !names.insert(name[...]).inserted
+            guard !twice else { throw WireFailure("a metric of \(family) has label \(shown(name)) twice") }
             guard name != special else { throw WireFailure("a metric of \(family) has label \(name), which its type reserves") }
         }
         return (labels, value)
@@ -193,7 +239,7 @@ public enum ProtobufParser {
         return value
     }
 
-    private static func readSummary(_ bytes: UnsafeRawBufferPointer, family: String) throws(WireFailure) -> Value {
+    private static func readSummary(_ bytes: UnsafeRawBufferPointer, family: String, budget: inout Budget) throws(WireFailure) -> Value {
         var count: UInt64 = 0, sum = 0.0
         var quantiles: [(Double, Double)] = []
         try ProtobufWire.Reader.fields(of: bytes) { field, wireType, reader throws(WireFailure) in
@@ -212,6 +258,7 @@ public enum ProtobufParser {
                 }
                 guard (0...1).contains(quantile) else { throw WireFailure("summary \(family) has quantile \(quantile), not within 0…1") }
                 guard !(value < 0) else { throw WireFailure("summary \(family) has a negative quantile value") }
+                try budget.take(Self.builtSize)
                 quantiles.append((quantile, value))
             default: return false
             }
@@ -221,7 +268,8 @@ public enum ProtobufParser {
         return .summary(count: count, sum: sum, quantiles: quantiles)
     }
 
-    private static func readHistogram(_ bytes: UnsafeRawBufferPointer, family: String) throws(WireFailure) -> MetricFamily.HistogramSeries {
+    private static func readHistogram(_ bytes: UnsafeRawBufferPointer, family: String,
+                                      budget: inout Budget) throws(WireFailure) -> MetricFamily.HistogramSeries {
         var count: UInt64 = 0, sum = 0.0
         var buckets: [(bound: Double, cumulative: UInt64)] = []
         var schema: Int64 = 0, zeroThreshold = 0.0, zeroCount: UInt64 = 0
@@ -242,6 +290,8 @@ public enum ProtobufParser {
                     }
                     return true
                 }
+                // A bucket kept, and its bound as text.
+                try budget.take(2 * Self.builtSize)
                 buckets.append((bound, cumulative))
             case (5, ProtobufWire.varint): schema = ProtobufWire.unzigzag(try reader.varint())
             case (6, ProtobufWire.fixed64): zeroThreshold = try reader.double()
@@ -256,8 +306,11 @@ public enum ProtobufParser {
                     }
                     return true
                 }
+                try budget.take(Self.builtSize)
                 if field == 12 { positiveSpans.append((offset, length)) } else { negativeSpans.append((offset, length)) }
             case (10, _), (13, _):
+                // A delta is decoded, then a bucket: counted before they are.
+                try budget.take(reader.varintCount(wireType) * 3 * Self.builtSize / 2)
                 let deltas = try reader.varints(wireType).map(ProtobufWire.unzigzag)
                 if field == 13 { positiveDeltas += deltas } else { negativeDeltas += deltas }
             case (4, _), (8, _), (11, _), (14, _):
@@ -321,6 +374,9 @@ public enum ProtobufParser {
         guard next == deltas.count else { throw WireFailure("histogram \(family) has \(deltas.count) native deltas for \(next) buckets") }
         return buckets
     }
+
+    /// About the bytes of one small value built while reading (a span, a quantile, a delta and its bucket).
+    private static let builtSize = 16
 
     /// `labels` with the added ones first; a name already there is kept as `exported_<name>`.
     private static func relabel(_ labels: [(String, String)], adding added: [(String, String)]) -> [(String, String)] {

@@ -135,6 +135,15 @@ enum ProtobufWire {
             }
         }
 
+        /// How many numbers the field `varints` reads next holds (its last byte of each), without
+        /// reading it.
+        func varintCount(_ wireType: Int) throws(WireFailure) -> Int {
+            guard wireType == ProtobufWire.delimited else { return 1 }
+            var copy = self
+            let packed = try copy.delimited()
+            return packed.reduce(0) { $0 + ($1 & 0x80 == 0 ? 1 : 0) }
+        }
+
         /// The values of a repeated varint field, packed (`wireType` 2) or one (0).
         mutating func varints(_ wireType: Int) throws(WireFailure) -> [UInt64] {
             guard wireType == ProtobufWire.delimited else {

@@ -307,26 +307,44 @@ private final class Store: HealthCheckable {
         #expect(text.contains("weave_app_dropped_families_total{app=\"helpless\",reason=\"reserved\"} 1\n"))
     }
 
-    /// Applications that hang cannot starve the others at every scrape: those that failed when last
-    /// asked are asked after the rest. Here 60 sockets that never answer, first by name, hold the 16
-    /// request slots for their whole timeout (2 s) until the budget (6 s) is spent, before a healthy
-    /// application is asked; at the next scrape that one is asked first. (Clocks of seconds: other
-    /// tests may hold the cooperative pool's threads, and the scrape's tasks start on them.)
+    /// Applications that hang cannot starve the others: each request has its share of the budget
+    /// (here 60 sockets that never answer, first by name, and 16 requests at once: four waves of
+    /// 1.5 s in a budget of 6 s), so even the first scrape, in name order, reaches the healthy
+    /// application; at the next, those that failed when last asked for `/metrics` go after it. An
+    /// application's answers to `/health` do not move it up for `/metrics`: 20 sockets that answer
+    /// `/health` and hang `/metrics` are asked after it too. (Clocks of seconds: other tests may hold
+    /// the cooperative pool's threads, and the scrape's tasks start on them.)
     @Test func applicationsThatHangAreAskedAfterTheOthers() async throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let hanging = (0..<60).map { listening("a-hanging-\($0 < 10 ? "0" : "")\($0)") }
+        let hanging = (0..<40).map { listening("a-hanging-\($0 < 10 ? "0" : "")\($0)") }
         defer { for fd in hanging { close(fd) } }
+        let health = #"{"status":"pass","checks":{}}"#
+        let healthAnswer = "HTTP/1.1 200 OK\r\nContent-Type: application/health+json\r\nContent-Length: \(health.utf8.count)\r\n\r\n" + health
+        let halfHanging = try (0..<20).map { index in
+            try startImpostor("b-health-only-\(index < 10 ? "0" : "")\(index)") { client in
+                var buffer = [UInt8](repeating: 0, count: 4_096)
+                while case let count = recv(client, &buffer, buffer.count, 0), count > 0 {
+                    // /health is answered; /metrics never is (the connection is held until the test ends).
+                    guard String(decoding: buffer[..<count], as: UTF8.self).hasPrefix("GET /health") else { continue }
+                    _ = healthAnswer.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+                }
+                close(client)
+            }
+        }
+        defer { for fd in halfHanging { stop(fd) } }
         let healthy = try startExposition("z-healthy", "# TYPE up gauge\nup 1\n# EOF\n")
         defer { stop(healthy) }
         let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(2), budget: .seconds(6)),
                              group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 100))
+        #expect(await fleet.refreshHealth() == 61)
         let first = await fleet.scrape()
-        #expect(first.count == 61 && first.last?.target.name == "z-healthy" && first.last?.families == nil,
-                "asked in name order, the healthy application is not reached within the budget")
+        #expect(first.count == 61 && first.last?.target.name == "z-healthy" && first.last?.families != nil,
+                "asked last, in name order, the healthy application is reached within the budget")
         let second = await fleet.scrape()
         #expect(second.last?.target.name == "z-healthy" && second.last?.families != nil)
         #expect(second.filter { $0.families != nil }.count == 1)
+        #expect(second.map(\.duration).max()! <= .milliseconds(1_600), "each request within its share of the budget")
     }
 
     /// What a scrape keeps of all the applications' answers is bounded: an answer that arrives when

@@ -59,7 +59,7 @@ import Testing
         // The most a line can grow: every label renamed.
         let names = (0..<200).map { "a\($0)" }
         let crowded = "# TYPE x gauge\nx{" + names.map { "\($0)=\"\"" }.joined(separator: ",") + "} 1\n"
-        let renamed = try ExpositionParser.parse(Array(crowded.utf8), adding: names.map { ($0, "outer") })
+        let renamed = try ExpositionParser.parse(Array(crowded.utf8), adding: names.map { ($0, "outer") }, limits: ParseLimits(labels: 200))
         #expect(String(decoding: renamed[0].preformatted, as: UTF8.self)
             == "x{" + names.map { "\($0)=\"outer\"" }.joined(separator: ",") + ","
             + names.map { "exported_\($0)=\"\"" }.joined(separator: ",") + "} 1\n")

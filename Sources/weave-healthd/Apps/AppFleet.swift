@@ -63,9 +63,11 @@ final class AppFleet: Sendable {
         /// Whether its last request, whatever the path, got an HTTP answer (nothing did when it is
         /// killed, hangs or refuses): without one, its last `/health` is no longer its news.
         var answering = true
-        /// Whether the last request actually sent to it was answered (one the budget left unasked
-        /// does not count); nil before the first. Those that failed are asked last.
-        var answeredWhenAsked: Bool?
+        /// Whether the last request for each path actually sent to it was answered (one the budget
+        /// left unasked does not count); none before the first. Those that failed are asked last
+        /// for that path: an application that answers `/health` and hangs `/metrics` is asked last
+        /// for `/metrics`.
+        var answeredWhenAsked: [String: Bool] = [:]
         /// The process that served its socket when last asked (`SO_PEERCRED`).
         var pid: Int32?
         /// The systemd unit that owns `pid`, as systemd said (`GetUnitByPID`), and the process it was
@@ -273,8 +275,9 @@ final class AppFleet: Sendable {
     /// than what is left is not read to its end).
     private func scrapeNow(native: Bool) async -> [Scrape] {
         let room = Locked(configuration.maxScrapeBytes)
-        let scrapes = await ask("/metrics", accept: Self.accept(native: native), room: room) { [self] target, response throws(FetchFailure) in
+        let scrapes = await ask("/metrics", accept: Self.accept(native: native), room: room) { [self] target, response, deadline throws(FetchFailure) in
             guard response.status == 200 else { throw FetchFailure("/metrics answered HTTP \(response.status)") }
+            let limits = ParseLimits(labels: configuration.labelLimit, samples: configuration.sampleLimit, deadline: deadline)
             let take = { @Sendable (size: Int) -> Bool in
                 room.withLock { left -> Bool in
                     guard left >= size else { return false }
@@ -282,10 +285,15 @@ final class AppFleet: Sendable {
                     return true
                 }
             }
-            guard response.contentType?.hasPrefix("application/vnd.google.protobuf") == true else {
+            let protobuf = response.contentType.flatMap(ProtobufExposition.names)
+            if protobuf == false {
+                throw FetchFailure("/metrics answered Content-Type \((response.contentType ?? "").prefix(maxUTF8Bytes: 200).logSafe), "
+                                   + "which is not a delimited io.prometheus.client.MetricFamily")
+            }
+            guard protobuf == true else {
                 let families: [MetricFamily]
                 do {
-                    families = try ExpositionParser.parse(response.body, adding: [("app", target.name)])
+                    families = try ExpositionParser.parse(response.body, adding: [("app", target.name)], limits: limits)
                 } catch {
                     throw FetchFailure("/metrics is not a valid exposition: \(error)")
                 }
@@ -297,14 +305,17 @@ final class AppFleet: Sendable {
             // the size of its text rendering, and given back if it is refused.
             var taken = 0
             do throws(ProtobufParser.Failure) {
-                return try ProtobufParser.parse(response.body, adding: [("app", target.name)]) { size in
+                return try ProtobufParser.parse(response.body, adding: [("app", target.name)], limits: limits) { size in
                     guard take(size) else { return false }
                     taken += size
                     return true
                 }
             } catch {
-                room.withLock { $0 += taken }
-                if error.outOfRoom { throw overScrapeLimit("more than \(taken) bytes parsed") }
+                let left = room.withLock { left in
+                    left += taken
+                    return left
+                }
+                if error.outOfRoom { throw overScrapeLimit("more than the \(left) bytes left, once parsed") }
                 throw FetchFailure("/metrics is not a valid protobuf exposition: \(error)")
             }
         }.map { Scrape(target: $0.target, families: try? $0.outcome.get(), duration: $0.duration) }
@@ -363,7 +374,7 @@ final class AppFleet: Sendable {
     func refreshHealth() async -> Int {
         // 503 carries a body too: a failing application's components are the point.
         let room = Locked(Self.maxHealthKept)
-        let answers = await ask("/health", accept: "application/health+json", maxBytes: Self.maxHealthBytes) { _, response throws(FetchFailure) in
+        let answers = await ask("/health", accept: "application/health+json", maxBytes: Self.maxHealthBytes) { _, response, _ throws(FetchFailure) in
             let health = try AppHealth(response.body, status: response.status)
             let kept = health.keptBytes
             let fits = room.withLock { left -> Bool in
@@ -394,7 +405,7 @@ final class AppFleet: Sendable {
     /// not down for that: its `/health` and `/metrics` say whether it is.
     func refreshDependencies() async {
         let answers = await ask("/dependencies?limit=\(DependencySummary.defaultLimit)", accept: "application/json",
-                                maxBytes: AppDependencies.maxBytes, notes: false) { _, response throws(FetchFailure) in
+                                maxBytes: AppDependencies.maxBytes, notes: false) { _, response, _ throws(FetchFailure) in
             guard response.status == 200, let summary = DependencySummary(json: response.body) else {
                 throw FetchFailure("/dependencies (HTTP \(response.status)) is not a dependency summary")
             }
@@ -415,7 +426,7 @@ final class AppFleet: Sendable {
     func refreshEvents() async {
         let journal = events
         _ = await ask("/events", accept: "application/json", maxBytes: AppEventJournal.maxPageBytes, notes: false,
-                      query: { "?after=\(journal.after($0.name))&limit=\(ContainerEventLog.maxPerRequest)" }) { target, response throws(FetchFailure) in
+                      query: { "?after=\(journal.after($0.name))&limit=\(ContainerEventLog.maxPerRequest)" }) { target, response, _ throws(FetchFailure) in
             guard response.status == 200 else { return }
             try journal.ingest(target.name, response.body)
         }
@@ -509,12 +520,13 @@ final class AppFleet: Sendable {
 
     // MARK: Plumbing
 
-    /// Runs `body` for every target, at most `maxConcurrentRequests` at a time, in asking order
-    /// (`askingOrder`); results in target order.
-    private func each<Result: Sendable>(_ targets: [AppTarget], _ body: @escaping @Sendable (AppTarget) async -> Result) async -> [Result] {
+    /// Runs `body` for every target, at most `maxConcurrentRequests` at a time, in asking order for
+    /// `path` (`askingOrder`); results in target order.
+    private func each<Result: Sendable>(_ targets: [AppTarget], path: String,
+                                        _ body: @escaping @Sendable (AppTarget) async -> Result) async -> [Result] {
         await withTaskGroup(of: (Int, Result).self) { group in
             var results: [(Int, Result)] = []
-            for (started, index) in askingOrder(targets).enumerated() {
+            for (started, index) in askingOrder(targets, path: path).enumerated() {
                 if started >= Self.maxConcurrentRequests, let finished = await group.next() { results.append(finished) }
                 group.addTask { [target = targets[index]] in (index, await body(target)) }
             }
@@ -523,12 +535,13 @@ final class AppFleet: Sendable {
         }
     }
 
-    /// The indices of `targets` in the order to ask them: those that answered when last asked, then
-    /// those not asked yet, then those that failed, each in target order. Applications that hang hold
-    /// a request slot for their whole timeout: asked first, enough of them would spend the budget
-    /// before a healthy application was asked, at every scrape.
-    private func askingOrder(_ targets: [AppTarget]) -> [Int] {
-        let answered = states.withLock { states in targets.map { states[$0.name]?.answeredWhenAsked } }
+    /// The indices of `targets` in the order to ask them for `path`: those that answered it when last
+    /// asked, then those not asked yet, then those that failed, each in target order. Applications
+    /// that hang hold a request slot for their whole time: asked first, enough of them would spend
+    /// the budget before a healthy application was asked, at every scrape. (Each one's time is its
+    /// share of the budget, `ask`, so that even the first round, in name order, asks every one.)
+    private func askingOrder(_ targets: [AppTarget], path: String) -> [Int] {
+        let answered = states.withLock { states in targets.map { states[$0.name]?.answeredWhenAsked[path] } }
         func rank(_ index: Int) -> Int {
             switch answered[index] {
             case true?: 0
@@ -539,17 +552,25 @@ final class AppFleet: Sendable {
         return targets.indices.sorted { (rank($0), $0) < (rank($1), $1) }
     }
 
-    /// Asks every application for `path` at once (within `budget`), each answer read by `read`;
-    /// records which answered (unless `notes` is false: an answer that does not say whether the
-    /// application is up) and forgets those whose socket is gone. Outcomes in target order.
-    /// With `room` (bytes the answers may still take), no answer is read past it.
+    /// Asks every application for `path` at once (within `budget`), each answer read by `read` by
+    /// the deadline of its request; records which answered (unless `notes` is false: an answer that
+    /// does not say whether the application is up) and forgets those whose socket is gone. Outcomes
+    /// in target order. With `room` (bytes the answers may still take), no answer is read past it.
+    ///
+    /// Each request has `timeout`, or its share of the budget when there are more applications than
+    /// requests at once (the budget over the number of waves of `maxConcurrentRequests`), whichever
+    /// is less: however many applications hang, and whatever their names, every one is asked
+    /// within the budget.
     private func ask<Value: Sendable>(
         _ path: String, accept: String, room: Locked<Int>? = nil, maxBytes: Int? = nil, notes: Bool = true,
-        query: (@Sendable (AppTarget) -> String)? = nil, read: @escaping @Sendable (AppTarget, HTTPFetch.Response) throws(FetchFailure) -> Value
+        query: (@Sendable (AppTarget) -> String)? = nil,
+        read: @escaping @Sendable (AppTarget, HTTPFetch.Response, _ deadline: ContinuousClock.Instant) throws(FetchFailure) -> Value
     ) async -> [(target: AppTarget, outcome: Result<Value, FetchFailure>, duration: Duration)] {
         let deadline = ContinuousClock.now + configuration.budget
         let targets = targets()
-        let answers = await each(targets) { [self] target in
+        let waves = (targets.count + Self.maxConcurrentRequests - 1) / Self.maxConcurrentRequests
+        let share = min(configuration.timeout, configuration.budget / max(waves, 1))
+        let answers = await each(targets, path: path) { [self] target in
             let start = ContinuousClock.now
             let outcome: Result<Value, FetchFailure>
             var answered = false
@@ -562,13 +583,14 @@ final class AppFleet: Sendable {
                 if lifecycle.isStopped(target.name), case .unix(let path) = target.address, !Self.exists(path) {
                     throw FetchFailure(Self.stoppedReason)
                 }
-                let fetch = HTTPFetch(target: target.address, timeout: min(configuration.timeout, left),
+                let timeout = min(share, left)
+                let fetch = HTTPFetch(target: target.address, timeout: timeout,
                                       maxBodyBytes: cap, overflow: .fail, group: group, pool: connections)
                 let response = try await fetch.get(target.pathPrefix + path + (query?(target) ?? ""), host: target.host,
                                                    headers: [("Accept", accept)])
                 answered = true
                 pid = response.peerPID
-                outcome = Result { () throws(FetchFailure) in try read(target, response) }
+                outcome = Result { () throws(FetchFailure) in try read(target, response, start + timeout) }
             } catch let failure as FetchFailure where failure.tooLarge && room != nil && cap < configuration.maxResponseBytes {
                 outcome = .failure(overScrapeLimit("more than \(cap) bytes"))
             } catch {
@@ -576,13 +598,18 @@ final class AppFleet: Sendable {
             }
             // A request cut short by shutdown says nothing of the application: nothing is noted or logged.
             if notes, !Task.isCancelled {
-                note(target, path: path, await withUnitState(outcome.map { _ in () }, of: target), asked: left > .zero,
+                note(target, path: path, await withUnitState(outcome.map { _ in () }, of: target),
                      answered: answered, pid: pid)
+            }
+            if left > .zero, !Task.isCancelled {
+                let succeeded = if case .success = outcome { true } else { false }
+                states.withLock { $0[target.name]?.answeredWhenAsked[path] = succeeded }
             }
             return (target, outcome, ContinuousClock.now - start)
         }
         await forgetAllBut(targets.map(\.name))
         await lifecycle.persist(with: blocking)
+        await owners.persist(with: blocking)
         connections.closeAll(except: Set(targets.map(\.address)))
         return answers
     }
@@ -605,10 +632,9 @@ final class AppFleet: Sendable {
         return .failure(FetchFailure("\(failure.description); \(state)"))
     }
 
-    /// Records whether `target` answered `path` (and whether it was `asked` at all, and which process
-    /// served it), and logs when the application goes down or comes up: once per real change,
-    /// whichever endpoint caused it.
-    private func note(_ target: AppTarget, path: String, _ outcome: Result<Void, FetchFailure>, asked: Bool, answered: Bool, pid: Int32?) {
+    /// Records whether `target` answered `path` (and which process served it), and logs when the
+    /// application goes down or comes up: once per real change, whichever endpoint caused it.
+    private func note(_ target: AppTarget, path: String, _ outcome: Result<Void, FetchFailure>, answered: Bool, pid: Int32?) {
         let failure: String? = if case .failure(let failure) = outcome { failure.description } else { nil }
         let (now, reason) = states.withLock { states -> (Bool?, String?) in
             var state = states[target.name] ?? AppState(target: target)
@@ -617,7 +643,6 @@ final class AppFleet: Sendable {
             state.answering = answered
             if let pid { state.pid = pid }
             state.failing[path] = failure
-            if asked { state.answeredWhenAsked = failure == nil }
             states[target.name] = state
             return (state.reachable, state.reason)
         }

@@ -24,10 +24,15 @@ struct AppsConfiguration: Sendable {
     /// scrape holds them and the merged answer at once, so this bounds its memory: within the
     /// shipped unit's `MemoryMax=256M` with 16 answers in flight.
     var maxScrapeBytes: Int
+    /// Labels one series of an application may have (Prometheus's `label_limit`), and samples one
+    /// answer may have (`sample_limit`; nil for no bound): past either, the application is down for
+    /// that scrape, with the limit's name.
+    var labelLimit: Int
+    var sampleLimit: Int?
 
     init(directory: String? = AppSocket.defaultDirectory, targets: [AppTarget] = [], timeout: Duration = .seconds(2),
          budget: Duration = .seconds(5), healthInterval: Duration = .seconds(1), maxResponseBytes: Int = 4 << 20,
-         maxScrapeBytes: Int = 16 << 20) {
+         maxScrapeBytes: Int = 16 << 20, labelLimit: Int = 128, sampleLimit: Int? = 100_000) {
         self.directory = directory
         self.targets = targets
         self.timeout = timeout
@@ -35,6 +40,8 @@ struct AppsConfiguration: Sendable {
         self.healthInterval = healthInterval
         self.maxResponseBytes = maxResponseBytes
         self.maxScrapeBytes = maxScrapeBytes
+        self.labelLimit = labelLimit
+        self.sampleLimit = sampleLimit
     }
 }
 
@@ -53,7 +60,7 @@ struct AppTarget: Sendable, Equatable {
 extension ConfigurationLoader {
     func apps(_ node: YAMLNode) throws(ConfigurationError) -> AppsConfiguration {
         let fields = try mapping(node, allowed: ["directory", "discover", "targets", "timeout", "budget", "health_interval",
-                                                 "max_response_bytes", "max_scrape_bytes"])
+                                                 "max_response_bytes", "max_scrape_bytes", "label_limit", "sample_limit"])
         var apps = AppsConfiguration()
         if let directory = fields["directory"] {
             let path = try string(directory)
@@ -68,6 +75,11 @@ extension ConfigurationLoader {
         }
         if let value = fields["max_response_bytes"] { apps.maxResponseBytes = try integer(value, in: 4_096...(256 << 20)) }
         if let value = fields["max_scrape_bytes"] { apps.maxScrapeBytes = try integer(value, in: 4_096...(1 << 30)) }
+        if let value = fields["label_limit"] { apps.labelLimit = try integer(value, in: 1...10_000) }
+        if let value = fields["sample_limit"] {
+            let limit = try integer(value, in: 0...100_000_000)
+            apps.sampleLimit = limit == 0 ? nil : limit
+        }
         if apps.timeout > apps.budget {
             throw error(fields["timeout"] ?? fields["budget"], "apps: timeout (\(apps.timeout)) must not exceed budget (\(apps.budget))")
         }
