@@ -135,7 +135,7 @@ if serverConnections < serverConfiguration.maxConnections {
 let appConnections = ConnectionPool(capacity: descriptors.keptAppConnections(serverConnections: serverConnections))
 // Every blocking library call of the daemon, on a few threads of their own, whatever is stuck.
 let blocking = BlockingCalls()
-let owners = AppOwners()
+let owners = AppOwners(file: StateFile.inStateDirectory(AppOwners.fileName, what: AppOwners.what))
 // What the previous daemon left in $STATE_DIRECTORY: where it stopped reading each application's
 // events, and which applications were stopped with their unit enabled.
 let appEvents = AppEventJournal(limit: configuration.logRateLimit,

@@ -109,7 +109,7 @@ else not_ok "(a) nobody's forged payments.sock is not served" "socket uid $owner
 if ! grep -q '"payments:status":\[{[^]]*"status":"pass"' "$WORK/forged-health.txt"; then
     ok "(a) /health never shows the forged payments as passing"
 else not_ok "(a) /health shows the forged payments" "$(grep -o '"payments:status":[^]]*' "$WORK/forged-health.txt" | head -2)"; fi
-refused=$(awk '/^weave_app_sockets_refused_total / { print $2 }' "$WORK/metrics-now.txt")
+refused=$(awk '/^weave_app_sockets_refused_total\{reason="owner"\} / { print $2 }' "$WORK/metrics-now.txt")
 if awk -v r="${refused:-0}" 'BEGIN { exit !(r >= 1) }'; then ok "(a) weave_app_sockets_refused_total $refused"
 else not_ok "(a) weave_app_sockets_refused_total ≥ 1" "${refused:-absent}"; fi
 refusal="Refused $DIR/payments.sock: the application name payments belongs to uid 0, and this socket is owned by uid 65534"

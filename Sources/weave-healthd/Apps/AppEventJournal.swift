@@ -63,13 +63,12 @@ final class AppEventJournal: Sendable {
     /// Saves the places when they changed since the last save, on `blocking`'s threads; a failed
     /// save is tried again after the next round.
     func persist(with blocking: BlockingCalls) async {
-        guard let file, let kept = places.withLock({ places -> [String: Place]? in
-            defer { places.changed = false }
-            return places.changed ? places.byApp : nil
-        }) else { return }
-        if await !file.save(EventPositions.render(kept), with: blocking) {
-            places.withLock { $0.changed = true }
-        }
+        await file?.saveChanges(with: blocking, take: {
+            places.withLock { places in
+                defer { places.changed = false }
+                return places.changed ? EventPositions.render(places.byApp) : nil
+            }
+        }, unsaved: { places.withLock { $0.changed = true } })
     }
 
     /// Reads one answer of `app`'s `/events` and logs what is new in it.

@@ -48,13 +48,12 @@ final class AppLifecycle: Sendable {
 
     /// Saves the stopped applications when they changed, on `blocking`'s threads.
     func persist(with blocking: BlockingCalls) async {
-        guard let file, let stopped = state.withLock({ state -> [String: AppTarget]? in
-            defer { state.changed = false }
-            return state.changed ? state.stopped : nil
-        }) else { return }
-        if await !file.save(Self.render(stopped), with: blocking) {
-            state.withLock { $0.changed = true }
-        }
+        await file?.saveChanges(with: blocking, take: {
+            state.withLock { state in
+                defer { state.changed = false }
+                return state.changed ? Self.render(state.stopped) : nil
+            }
+        }, unsaved: { state.withLock { $0.changed = true } })
     }
 
     /// What a gone application's unit says of it.

@@ -47,6 +47,13 @@ final class StateFile: Sendable {
         return nil
     }
 
+    /// Saves what changed: `take` gives the text and clears its owner's mark of a change (nil when
+    /// nothing changed since the last save); when the save fails, `unsaved` marks it again.
+    func saveChanges(with blocking: BlockingCalls, take: () -> String?, unsaved: () -> Void) async {
+        guard let text = take() else { return }
+        if await !save(text, with: blocking) { unsaved() }
+    }
+
     /// Replaces the file with `text`, on `blocking`'s threads; false when it could not (logged).
     func save(_ text: String, with blocking: BlockingCalls) async -> Bool {
         let path = self.path
