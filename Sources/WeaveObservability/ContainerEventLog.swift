@@ -4,7 +4,7 @@ import WeaveSupport
 
 /// A bounded, numbered log of one application's container events: slow resolutions, resolution
 /// errors, memory-pressure evictions and health transitions, the newest `capacity` kept. It is
-/// what an application's `/events` serves, and what weave-healthd reads with each health round to
+/// what an application's `/events` serves, and what weave-healthd reads every health interval to
 /// write the application's events to the host's journal, resuming after the last number it saw.
 ///
 /// Numbers start at 1 and never repeat within one log; `started` tells one log (one run of the

@@ -54,8 +54,7 @@ private final class Store: HealthCheckable {
 
     /// An application's endpoint in a `ServiceGroup` of its own, as an application runs it: the
     /// group's graceful shutdown is its SIGTERM; cancelling the task is a failure elsewhere in it.
-    private func startApp(_ name: String) async throws -> (ServiceGroup, Task<Void, any Error>) {
-        let container = Container()
+    private func startApp(_ name: String, container: Container = Container()) async throws -> (ServiceGroup, Task<Void, any Error>) {
         container.register("store", (any HealthCheckable).self, scope: .singleton) { Store() }
         _ = container.resolve("store", (any HealthCheckable).self)
         let endpoint = AppEndpoint(container: container, identity: ServiceIdentity(serviceID: name, description: "", version: "1"),
@@ -345,6 +344,30 @@ private final class Store: HealthCheckable {
         #expect(second.last?.target.name == "z-healthy" && second.last?.families != nil)
         #expect(second.filter { $0.families != nil }.count == 1)
         #expect(second.map(\.duration).max()! <= .milliseconds(1_600), "each request within its share of the budget")
+    }
+
+    /// Applications that hang `/events` cannot hold back another's events: once they failed, a
+    /// round waits only for those that answered when last asked, and asks the others apart.
+    @Test func applicationsThatHangEventsDoNotHoldBackTheOthers() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let hanging = (0..<40).map { listening("a-hanging-\($0 < 10 ? "0" : "")\($0)") }
+        defer { for fd in hanging { close(fd) } }
+        struct Down: Error {}
+        let container = Container()
+        container.register(Double.self, throwingFactory: { throw Down() })
+        let (_, app) = try await startApp("z-app", container: container)
+        defer { app.cancel() }
+        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(2), budget: .seconds(3)),
+                             group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 100))
+        #expect(await fleet.refreshEvents() == 41, "the first round waits for every one")
+        let before = fleet.events.after("z-app")
+        _ = try? container.resolveThrows(Double.self)
+        let clock = ContinuousClock()
+        let started = clock.now
+        #expect(await fleet.refreshEvents() == 1)
+        #expect(clock.now - started < .seconds(1), "not held back by the 40 asked apart")
+        #expect(fleet.events.after("z-app") > before, "its resolution error read")
     }
 
     /// What a scrape keeps of all the applications' answers is bounded: an answer that arrives when

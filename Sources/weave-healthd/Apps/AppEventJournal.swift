@@ -3,7 +3,7 @@ import WeaveDI
 import WeaveObservability
 import WeaveSupport
 
-/// Writes the applications' container events (their `/events`, read with each health round) to the
+/// Writes the applications' container events (their `/events`, read every health interval) to the
 /// daemon's log, and so to journald: each with its kind's `MESSAGE_ID` and `WEAVE_APP=` beside
 /// the event's own fields (`WEAVE_DEPENDENCY=`, `WEAVE_DURATION_USEC=`, `WEAVE_CHECK=`, …),
 /// rate-limited per application and kind (`log_rate_limit`), with a summary of what was suppressed.

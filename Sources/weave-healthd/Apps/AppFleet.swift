@@ -50,6 +50,15 @@ final class AppFleet: Sendable {
     /// Whether a scrape showed a check in another state than the last `/health` read: then the
     /// next health round is not left to wait for its interval (`AppHealthService`).
     private let healthStale = Locked(false)
+    /// Requests of a side endpoint (`/events`, `/dependencies`) to applications that failed it when
+    /// last asked, which their round does not wait for, by path and application: a round skips an
+    /// application whose last one is still running.
+    private let stragglers = Locked<Set<String>>([])
+    /// Whether the last request for each path actually sent to each application was answered (one
+    /// the budget left unasked does not count), by path and application; none before the first.
+    /// Those that failed are asked last for that path: an application that answers `/health` and
+    /// hangs `/metrics` is asked last for `/metrics`.
+    private let answeredWhenAsked = Locked<[String: [String: Bool]]>([:])
 
     /// What the daemon knows of one application.
     struct AppState: Sendable {
@@ -63,11 +72,6 @@ final class AppFleet: Sendable {
         /// Whether its last request, whatever the path, got an HTTP answer (nothing did when it is
         /// killed, hangs or refuses): without one, its last `/health` is no longer its news.
         var answering = true
-        /// Whether the last request for each path actually sent to it was answered (one the budget
-        /// left unasked does not count); none before the first. Those that failed are asked last
-        /// for that path: an application that answers `/health` and hangs `/metrics` is asked last
-        /// for `/metrics`.
-        var answeredWhenAsked: [String: Bool] = [:]
         /// The process that served its socket when last asked (`SO_PEERCRED`).
         var pid: Int32?
         /// The systemd unit that owns `pid`, as systemd said (`GetUnitByPID`), and the process it was
@@ -423,14 +427,17 @@ final class AppFleet: Sendable {
     /// Reads every application's new events (`/events` after the last one read), writes them to
     /// the journal (`AppEventJournal`) and then saves where it is in each. An application without the endpoint (an older
     /// WeaveAppEndpoint) has none; neither that nor a failed read says whether it is down.
-    func refreshEvents() async {
+    /// Returns how many applications it waited for.
+    @discardableResult
+    func refreshEvents() async -> Int {
         let journal = events
-        _ = await ask("/events", accept: "application/json", maxBytes: AppEventJournal.maxPageBytes, notes: false,
+        let answers = await ask("/events", accept: "application/json", maxBytes: AppEventJournal.maxPageBytes, notes: false,
                       query: { "?after=\(journal.after($0.name))&limit=\(ContainerEventLog.maxPerRequest)" }) { target, response, _ throws(FetchFailure) in
             guard response.status == 200 else { return }
             try journal.ingest(target.name, response.body)
         }
         await journal.persist(with: blocking)
+        return answers.count
     }
 
     /// Asks systemd which unit owns each application's process, for those served by a process not
@@ -541,7 +548,7 @@ final class AppFleet: Sendable {
     /// the budget before a healthy application was asked, at every scrape. (Each one's time is its
     /// share of the budget, `ask`, so that even the first round, in name order, asks every one.)
     private func askingOrder(_ targets: [AppTarget], path: String) -> [Int] {
-        let answered = states.withLock { states in targets.map { states[$0.name]?.answeredWhenAsked[path] } }
+        let answered = answeredWhenAsked.withLock { answered in targets.map { answered[path]?[$0.name] } }
         func rank(_ index: Int) -> Int {
             switch answered[index] {
             case true?: 0
@@ -561,6 +568,11 @@ final class AppFleet: Sendable {
     /// requests at once (the budget over the number of waves of `maxConcurrentRequests`), whichever
     /// is less: however many applications hang, and whatever their names, every one is asked
     /// within the budget.
+    ///
+    /// For a side endpoint (`notes` false: `/events`, `/dependencies`), the round does not wait for
+    /// the applications that failed it when last asked: each is asked on its own (at most
+    /// `maxConcurrentRequests` of them at once, one per application), and has no outcome in the
+    /// round. Applications that hang `/events` cannot hold back another's events.
     private func ask<Value: Sendable>(
         _ path: String, accept: String, room: Locked<Int>? = nil, maxBytes: Int? = nil, notes: Bool = true,
         query: (@Sendable (AppTarget) -> String)? = nil,
@@ -570,7 +582,7 @@ final class AppFleet: Sendable {
         let targets = targets()
         let waves = (targets.count + Self.maxConcurrentRequests - 1) / Self.maxConcurrentRequests
         let share = min(configuration.timeout, configuration.budget / max(waves, 1))
-        let answers = await each(targets, path: path) { [self] target in
+        let askOne = { @Sendable [self] (target: AppTarget) async -> (target: AppTarget, outcome: Result<Value, FetchFailure>, duration: Duration) in
             let start = ContinuousClock.now
             let outcome: Result<Value, FetchFailure>
             var answered = false
@@ -603,15 +615,39 @@ final class AppFleet: Sendable {
             }
             if left > .zero, !Task.isCancelled {
                 let succeeded = if case .success = outcome { true } else { false }
-                states.withLock { $0[target.name]?.answeredWhenAsked[path] = succeeded }
+                answeredWhenAsked.withLock { $0[path, default: [:]][target.name] = succeeded }
             }
             return (target, outcome, ContinuousClock.now - start)
         }
+        var awaited = targets
+        if !notes {
+            let failed = answeredWhenAsked.withLock { answered in Set(targets.filter { answered[path]?[$0.name] == false }.map(\.name)) }
+            awaited.removeAll { failed.contains($0.name) }
+            for target in targets where failed.contains(target.name) { askApart(target, path: path, askOne) }
+        }
+        let answers = await each(awaited, path: path, askOne)
+        let names = Set(targets.map(\.name))
+        answeredWhenAsked.withLock { $0[path] = $0[path]?.filter { names.contains($0.key) } }
         await forgetAllBut(targets.map(\.name))
         await lifecycle.persist(with: blocking)
         await owners.persist(with: blocking)
         connections.closeAll(except: Set(targets.map(\.address)))
         return answers
+    }
+
+    /// Asks `target` for the side endpoint `path` with `askOne` in a task of its own, unless its last
+    /// such request is still running or `maxConcurrentRequests` are.
+    private func askApart<Value: Sendable>(_ target: AppTarget, path: String,
+                                           _ askOne: @escaping @Sendable (AppTarget) async -> Value) {
+        let key = path + "\u{0}" + target.name
+        let started = stragglers.withLock { running in
+            running.count < Self.maxConcurrentRequests && running.insert(key).inserted
+        }
+        guard started else { return }
+        Task { [stragglers] in
+            _ = await askOne(target)
+            stragglers.withLock { _ = $0.remove(key) }
+        }
     }
 
     /// A failure of a target that names its systemd unit, with what systemd says of the unit: an
