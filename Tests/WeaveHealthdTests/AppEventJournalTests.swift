@@ -26,6 +26,31 @@ import WeaveTestSupport
         #expect(records.entries.map(\.level) == [.warning, .error, .warning])
     }
 
+    /// One process with 150 sockets cannot flood the journal, nor take the host's whole share:
+    /// past each application's limit, the applications of one user and all of the host's are
+    /// bounded too, and each bound says once per window how many it suppressed.
+    @Test func theApplicationsOfOneUserAndOfTheHostAreBounded() async throws {
+        let log = ContainerEventLog(capacity: 64)
+        for _ in 0..<20 { log.append(.memoryPressure, [:]) }
+        let page = Array(log.json(after: 0, limit: 256).utf8)
+        let records = LogRecords()
+        // The host's window ends first, so the user's summary is not folded into the host's.
+        let journal = AppEventJournal(limit: generous, started: log.started - 1,
+                                      bounds: (LogRateLimit(burst: 6, window: .milliseconds(600)), LogRateLimit(burst: 12, window: .milliseconds(150))),
+                                      logger: records.logger)
+        for index in 0..<150 { try journal.ingest("flood-\(index)", page, owner: 2_000) }
+        #expect(records.count(WeaveEvent.memoryPressure.messageID) == 6, "the user's bound")
+        try journal.ingest("orders", page, owner: 1_000)
+        try journal.ingest("billing", page, owner: nil)
+        #expect(records.count(WeaveEvent.memoryPressure.messageID) == 12, "another user's records, up to the host's bound")
+        try await Task.sleep(for: .seconds(1))
+        #expect(records.count(WeaveEvent.recordsSuppressed.messageID) { $0["uid"] == "2000" && $0["suppressed"] == "\(150 * 20 - 6)" } == 1)
+        #expect(records.count(WeaveEvent.recordsSuppressed.messageID) { $0["uid"] == "1000" && $0["suppressed"] == "14" } == 1)
+        #expect(records.count(WeaveEvent.recordsSuppressed.messageID) { $0["uid"] == nil && $0["suppressed"] == "20" } == 1,
+                "billing's (no owner) past the host's bound")
+        #expect(records.entries.count == 12 + 3)
+    }
+
     /// Dropped before they were read: the daemon says how many, once, and goes on from the oldest kept.
     @Test func eventsTheLogDroppedAreCountedAsMissed() throws {
         let log = ContainerEventLog(capacity: 8)

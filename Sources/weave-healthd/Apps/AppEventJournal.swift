@@ -23,6 +23,15 @@ final class AppEventJournal: Sendable {
     /// The places, and whether they changed since they were last saved.
     private let places = Locked<(byApp: [String: Place], changed: Bool)>(([:], false))
     private let throttle: LogThrottle
+    /// The bounds above each application's: all the applications of one socket owner, and all of
+    /// the host's. A record or summary past one is counted in that bound's summary.
+    private let ownerThrottle: LogThrottle
+    private let hostThrottle: LogThrottle
+    /// 60 records every 10 s for all the applications of one user, 120 for all of the host's (with
+    /// their summaries, at most 726 a minute): one process with many sockets cannot flood the
+    /// journal, nor take all of the host's share.
+    static let ownerLimit = LogRateLimit(burst: 60, window: .seconds(10))
+    static let hostLimit = LogRateLimit(burst: 120, window: .seconds(10))
     private let started: Double
     /// Where the places are kept (`EventPositions`); nil keeps them in memory only.
     private let file: StateFile?
@@ -32,8 +41,10 @@ final class AppEventJournal: Sendable {
 
     /// Reads the kept places from `file` (a blocking read: at startup).
     init(limit: LogRateLimit, started: Double = WallClock.now(), file: StateFile? = nil,
-         logger: Logger = Logger(label: "weave.healthd.apps")) {
+         bounds: (owner: LogRateLimit, host: LogRateLimit) = (ownerLimit, hostLimit), logger: Logger = Logger(label: "weave.healthd.apps")) {
         throttle = LogThrottle(limit: limit)
+        ownerThrottle = LogThrottle(limit: bounds.owner)
+        hostThrottle = LogThrottle(limit: bounds.host)
         self.started = started
         self.file = file
         self.logger = logger
@@ -72,7 +83,7 @@ final class AppEventJournal: Sendable {
     }
 
     /// Reads one answer of `app`'s `/events` and logs what is new in it.
-    func ingest(_ app: String, _ body: [UInt8]) throws(FetchFailure) {
+    func ingest(_ app: String, _ body: [UInt8], owner: UInt32? = nil) throws(FetchFailure) {
         guard let page = Page(body) else { throw FetchFailure("/events is not an event log's page") }
         let (resume, missed, previousRun) = places.withLock { places -> (UInt64?, UInt64, Double?) in
             if let place = places.byApp[app], place.started == page.started {
@@ -97,7 +108,7 @@ final class AppEventJournal: Sendable {
         var last = resume
         for event in page.events where event.sequence > last {
             last = event.sequence
-            write(app, event)
+            write(app, event, owner: owner)
         }
         let place = Place(started: page.started, last: last)
         places.withLock { places in
@@ -108,15 +119,37 @@ final class AppEventJournal: Sendable {
         }
     }
 
-    private func write(_ app: String, _ event: Event) {
+    private func write(_ app: String, _ event: Event, owner: UInt32?) {
         let kind = event.kind
-        guard throttle.admit("\(app) \(kind.event.messageID)", summary: { [logger] suppressed, window in
+        guard throttle.admit("\(app) \(kind.event.messageID)", summary: { [self] suppressed, window in
+            guard admitAbove(owner) else { return }
             logger.log(level: kind.level(event), "Suppressed \(suppressed) more \(kind.event.title) records of application \(app) in the last \(window)",
                        metadata: WeaveEvent.suppressedRecords(suppressed, of: kind.event, ["app": "\(app)"]))
-        }) else { return }
+        }), admitAbove(owner) else { return }
         var metadata: Logger.Metadata = ["app": "\(app)", "event_seq": "\(event.sequence)", "event_time": "\(event.time)"]
         for (key, value) in event.fields { metadata[key] = "\(value)" }
         logger.log(level: kind.level(event), "\(kind.message(app, event.fields))", metadata: kind.event.metadata(metadata))
+    }
+
+    /// Whether one more record fits in the bounds of `owner`'s applications and of the host's;
+    /// one that does not is counted in the summary of the bound it passed.
+    private func admitAbove(_ owner: UInt32?) -> Bool {
+        if let owner, !ownerThrottle.admit("uid \(owner)", summary: { [self] suppressed, window in
+            guard hostThrottle.admit("host", summary: hostSummary) else { return }
+            logger.warning("Suppressed \(suppressed) more records of the applications of uid \(owner) in the last \(window)",
+                           metadata: Self.boundSummary(suppressed, ["uid": "\(owner)"]))
+        }) { return false }
+        return hostThrottle.admit("host", summary: hostSummary)
+    }
+
+    private func hostSummary(_ suppressed: Int, _ window: Duration) {
+        logger.warning("Suppressed \(suppressed) more records of applications' events in the last \(window), past the host's bound",
+                       metadata: Self.boundSummary(suppressed, [:]))
+    }
+
+    /// The fields of a bound's summary, which stands for records of every kind of application event.
+    private static func boundSummary(_ suppressed: Int, _ fields: Logger.Metadata) -> Logger.Metadata {
+        WeaveEvent.recordsSuppressed.metadata(fields.merging(["suppressed": "\(suppressed)", "suppressed_event": "application events"]) { $1 })
     }
 
     // MARK: The page

@@ -430,11 +430,11 @@ final class AppFleet: Sendable {
     /// Returns how many applications it waited for.
     @discardableResult
     func refreshEvents() async -> Int {
-        let journal = events
+        let (journal, owners) = (events, owners)
         let answers = await ask("/events", accept: "application/json", maxBytes: AppEventJournal.maxPageBytes, notes: false,
                       query: { "?after=\(journal.after($0.name))&limit=\(ContainerEventLog.maxPerRequest)" }) { target, response, _ throws(FetchFailure) in
             guard response.status == 200 else { return }
-            try journal.ingest(target.name, response.body)
+            try journal.ingest(target.name, response.body, owner: owners.owner(of: target.name))
         }
         await journal.persist(with: blocking)
         return answers.count

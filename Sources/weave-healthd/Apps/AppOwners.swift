@@ -78,6 +78,11 @@ final class AppOwners: Sendable {
         }, unsaved: { state.withLock { $0.changed = true } })
     }
 
+    /// The user that owns `name`, if it is bound.
+    func owner(of name: String) -> UInt32? {
+        state.withLock { $0.owners[name] }
+    }
+
     /// Whether the socket at `path`, owned by `uid`, may serve `name` (binding the name to `uid`
     /// when it is new); a nil `uid` is a link by `linkOwner` to another user's socket, never served.
     /// `present` are the names the directory holds now: a user at its bound has its own others forgotten.
