@@ -2,7 +2,8 @@
 # Attacks on the applications' side of weave-healthd (see /work/shared/ATTACKS.md): identity (another
 # user imitating or removing an application's socket), a socket removed while its process runs, an
 # application half broken (no flapping), /livez and memory under 40 applications with enormous /health,
-# and SIGTERM with 150 requests in flight on hung applications. The fake applications are
+# SIGTERM with 150 requests in flight on hung applications, and round 4's (#53): a series of 100,000
+# labels, 4 MB native histograms, 60 sockets hanging /metrics or /events, 150 sockets flooding events. The fake applications are
 # fake_apps.py on Unix sockets; the daemon listens on loopback. Every process is stopped by its PID,
 # every wait is bounded. Needs root (it runs applications as root and as nobody, with setpriv).
 # Usage: Tests/Integration/attacks.sh PATH-TO-weave-healthd
@@ -274,5 +275,96 @@ if [ "$STOP_RC" = 0 ]; then ok "(e) its exit status is 0"; else not_ok "(e) exit
 if [ -z "$during" ]; then ok "(e) no line at warning or above during the stop ($(($(wc -l < "$LOG") - before)) lines logged)"
 else not_ok "(e) no warning, error or critical line during the stop" "$(cut -c1-200 <<<"$during" | head -5)"; fi
 stop_pid "$HUNG"
+
+# --- (f) round 4: one series of 100,000 labels beside a real application ---------------------------------
+DIR="$WORK/wide"
+mkdir "$DIR"
+start_app "$WORK/wide.out" serving serve "$DIR" 'a-wide:labels:pass' 'orders:orders:pass'
+WIDE=$APP
+start_daemon wide "$DIR"
+: > "$WORK/wide.scrapes"; : > "$WORK/wide.livez"
+for _ in 1 2 3 4 5; do
+    curl -s --max-time 10 -o "$WORK/wide-metrics.txt" -w '%{time_total}\n' "$URL/metrics" >> "$WORK/wide.scrapes" &
+    scrape=$!
+    while kill -0 "$scrape" 2>/dev/null; do
+        curl -s -o /dev/null --max-time 5 -w '%{http_code} %{time_total}\n' "$URL/livez" >> "$WORK/wide.livez"; sleep 0.05
+    done
+    wait "$scrape"
+    grep -q '^orders_total{app="orders"' "$WORK/wide-metrics.txt" && echo present >> "$WORK/wide.orders"
+done
+slowest=$(sort -g "$WORK/wide.scrapes" | tail -1)
+livez=$(awk '{ print $2 }' "$WORK/wide.livez" | sort -g | tail -1)
+if awk -v s="$slowest" 'BEGIN { exit !(s < 2) }' && [ "$(wc -l < "$WORK/wide.orders")" -eq 5 ]; then
+    ok "(f) 100,000 labels: 5 scrapes of the daemon, the slowest ${slowest} s, orders' series in every one"
+else not_ok "(f) every scrape under 2 s with orders present" "scrapes $(tr '\n' ' ' < "$WORK/wide.scrapes"), orders in $(wc -l < "$WORK/wide.orders") of 5"; fi
+if awk -v l="${livez:-9}" 'BEGIN { exit !(l < 1) }' && ! awk '$1 != 200' "$WORK/wide.livez" | grep -q .; then
+    ok "(f) /livez meanwhile: $(wc -l < "$WORK/wide.livez") answers, the slowest ${livez} s"
+else not_ok "(f) /livez under 1 s" "slowest ${livez:-none}"; fi
+if log_has "Application a-wide is down: /metrics is not a valid exposition: line 2: a series has more than 128 labels (label_limit)"; then
+    ok "(f) the wide application is down with the limit's name"
+else not_ok "(f) the reason names label_limit" "$(grep -F a-wide "$LOG" | head -3)"; fi
+stop_daemon; stop_pid "$WIDE"
+
+# --- (g) round 4: two native histograms of 4,000,000 deltas (4 MB answers) ---------------------------------
+DIR="$WORK/native"
+mkdir "$DIR"
+start_app "$WORK/native.out" serving serve "$DIR" 'big*2:native:pass' 'orders:orders:pass'
+NATIVE=$APP
+start_daemon native "$DIR"
+protobuf='Accept: application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited'
+for _ in 1 2 3 4 5; do
+    curl -s --max-time 10 -o /dev/null -H "$protobuf" "$URL/metrics"
+    curl -s --max-time 10 -o "$WORK/native-metrics.txt" "$URL/metrics"
+done
+hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$DAEMON/status")
+if is_number "${hwm:-}" && [ "$hwm" -lt $((256 * 1024)) ]; then ok "(g) two 4 MB native histograms, 10 scrapes: VmHWM $((hwm / 1024)) MiB"
+else not_ok "(g) VmHWM under 256 MiB" "${hwm:-none} KiB"; fi
+if log_has "Application big-00 is down: its answer (more than the" && grep -q '^orders_total{app="orders"' "$WORK/native-metrics.txt"; then
+    ok "(g) refused for max_scrape_bytes, orders served: $(grep -F 'big-00 is down' "$LOG" | head -1 | grep -o 'its answer.*' | cut -c1-120)"
+else not_ok "(g) big-00 down for the scrape's room, orders served" "$(grep -F big-0 "$LOG" | head -3)"; fi
+stop_daemon; stop_pid "$NATIVE"
+
+# --- (h) round 4: 60 sockets that answer /health and hang /metrics, named to be asked first ---------------
+DIR="$WORK/hangmetrics"
+mkdir "$DIR"
+start_app "$WORK/hangmetrics.out" serving serve "$DIR" 'a-hang*60:hang:pass' 'z-real:orders:pass'
+HANGING=$APP
+start_daemon hangmetrics "$DIR"
+sleep 3 # health rounds first: every one answers /health
+: > "$WORK/hangmetrics.up"
+for _ in 1 2 3 4 5; do
+    curl -s --max-time 15 -o "$WORK/hang-metrics.txt" -w '%{time_total} ' "$URL/metrics" >> "$WORK/hangmetrics.times"
+    grep -c '^weave_app_up{app="z-real"} 1' "$WORK/hang-metrics.txt" >> "$WORK/hangmetrics.up"
+done
+if [ "$(grep -c '^1$' "$WORK/hangmetrics.up")" -eq 5 ]; then ok "(h) z-real up in 5 of 5 scrapes beside 60 hanging /metrics (scrapes: $(cat "$WORK/hangmetrics.times")s)"
+else not_ok "(h) z-real up in every scrape" "up: $(tr '\n' ' ' < "$WORK/hangmetrics.up"); $(grep -F 'z-real' "$LOG" | tail -2)"; fi
+stop_daemon; stop_pid "$HANGING"
+
+# --- (i) round 4: 60 sockets that hang /events; another application's event arrives within 5 s -----------
+DIR="$WORK/hangevents"
+mkdir "$DIR"
+start_app "$WORK/hangevents.out" serving serve "$DIR" 'a-hang*60:orders:pass:hang' "z-real:orders:pass:trigger=$WORK/trigger"
+HANGING=$APP
+start_daemon hangevents "$DIR"
+sleep 8 # the first rounds wait for every one (none failed yet)
+touch "$WORK/trigger"
+start=$(now_ms)
+until_true 20 log_has "Application z-real: resolving Trigger failed"
+took=$(($(now_ms) - start))
+if log_has "Application z-real: resolving Trigger failed" && [ "$took" -lt 5000 ]; then ok "(i) z-real's event in the journal ${took} ms after it happened, beside 60 hanging /events"
+else not_ok "(i) z-real's event within 5 s" "${took} ms"; fi
+stop_daemon; stop_pid "$HANGING"
+
+# --- (j) round 4: 150 sockets of one user flooding /events for 30 s ------------------------------------------
+DIR="$WORK/flood"
+mkdir "$DIR"
+start_app "$WORK/flood.out" serving serve "$DIR" 'flood*150:orders:pass:flood'
+FLOOD=$APP
+start_daemon flood "$DIR"
+sleep 30
+entries=$(grep -cE 'dropped its cached instances|Suppressed [0-9]+ more' "$LOG")
+stop_daemon; stop_pid "$FLOOD"
+if [ "$entries" -le 500 ]; then ok "(j) 150 flooding sockets for 30 s: $entries entries of their events (at most 1,000 a minute)"
+else not_ok "(j) at most 500 entries in 30 s" "$entries"; fi
 
 finish

@@ -1,12 +1,21 @@
-"""Fake applications for Tests/Integration/attacks.sh: Unix sockets in the daemon's discovery
-directory that answer /metrics and /health (HTTP/1.1, kept connections), one asyncio process
-serving any number of them. Nothing but Unix sockets.
+"""Fake applications for Tests/Integration/attacks.sh and scrape_attacks.sh: Unix sockets in the
+daemon's discovery directory that answer /metrics, /health and /events (HTTP/1.1, kept
+connections), one asyncio process serving any number of them. Nothing but Unix sockets.
 
-    serve DIR SPEC...   each SPEC is NAME:METRICS:HEALTH, or NAME*COUNT:METRICS:HEALTH for COUNT
+    serve DIR SPEC...   each SPEC is NAME:METRICS:HEALTH[:EVENTS], or NAME*COUNT:… for COUNT
                         applications NAME-00 … (one process, one thread, asyncio).
                         METRICS: orders   a valid OpenMetrics exposition (orders_total{…})
                                  forged   a valid exposition of forged series (forged_total 1)
                                  invalid  no '# EOF' and a garbage line
+                                 labels   one series with 100,000 labels (1.2 MB)
+                                 native   protobuf: one native histogram of 4,000,000 one-byte
+                                          deltas (4 MB)
+                                 hang     never answered (the connection is held)
+                        EVENTS:  none     404 (the default)
+                                 hang     never answered
+                                 flood    256 new memory_pressure events at every request
+                                 trigger=PATH  one resolution_error of dependency Trigger once
+                                          PATH exists, at its modification time
                         HEALTH:  pass     {"status":"pass"} with one passing component
                                  fail,N,BYTES  N failing components whose outputs are reasons of
                                           BYTES bytes each (HTTP 503)
@@ -21,6 +30,7 @@ import asyncio
 import json
 import os
 import signal
+import struct
 import sys
 
 
@@ -33,7 +43,68 @@ def metrics_document(kind, name):
         return b"# TYPE forged counter\n# HELP forged Forged by another user.\nforged_total 1\n# EOF\n"
     if kind == "invalid":
         return b"# TYPE half gauge\nhalf 1\nthis is {not an exposition\n"
+    if kind == "labels":
+        labels = ",".join(f'l{index}=""' for index in range(100_000))
+        return f"# TYPE wide gauge\nwide{{{labels}}} 1\n# EOF\n".encode()
+    if kind == "native":
+        return native_histogram(4_000_000)
+    if kind == "hang":
+        return None
     raise SystemExit(f"unknown metrics kind {kind}")
+
+
+def varint(value):
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def field(number, wire, payload):
+    """A protobuf field: varint payloads as ints, length-delimited ones as bytes."""
+    tag = varint(number << 3 | wire)
+    return tag + (varint(payload) if wire == 0 else varint(len(payload)) + payload)
+
+
+def native_histogram(deltas):
+    """One delimited io.prometheus.client.MetricFamily: histogram big_seconds whose native
+    histogram has one span of `deltas` buckets, each delta 0 (one byte), count 0."""
+    span = field(1, 0, 0) + field(2, 0, deltas)
+    # count 0, schema 3 (zigzag 6), zero threshold 2^-20 (field 6, fixed64), the span and its deltas.
+    histogram = (field(1, 0, 0) + field(5, 0, 6) + b"\x31" + struct.pack("<d", 2.0 ** -20)
+                 + field(12, 2, span) + field(13, 2, b"\x00" * deltas))
+    family = field(1, 2, b"big_seconds") + field(3, 0, 4) + field(4, 2, field(7, 2, histogram))
+    return varint(len(family)) + family
+
+
+PROTOBUF = b"application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"
+
+
+def events_page(kind, state, after):
+    """(HTTP status, body) of /events?after=AFTER; None when it is never answered."""
+    if kind == "none":
+        return 404, b"not found\n"
+    if kind == "hang":
+        return None
+    if kind == "flood":
+        first = state["next"]
+        state["next"] += 256
+        events = [{"seq": seq, "time": state["started"], "kind": "memory_pressure", "fields": {}} for seq in range(first, first + 256)]
+        page = {"started": state["started"], "first": first, "next": state["next"], "events": events}
+        return 200, json.dumps(page).encode()
+    word, path = kind.split("=", 1)
+    assert word == "trigger", kind
+    events = []
+    if os.path.exists(path):
+        events = [{"seq": 1, "time": os.stat(path).st_mtime, "kind": "resolution_error",
+                   "fields": {"dependency": "Trigger", "error_kind": "factory_failed", "error": "triggered"}}]
+    page = {"started": state["started"], "first": 1, "next": 1 + len(events), "events": [e for e in events if e["seq"] > after]}
+    return 200, json.dumps(page).encode()
 
 
 def health_document(kind):
@@ -55,7 +126,8 @@ def serve(directory, *specs):
     apps = []  # (name, metrics body, (code, health body))
     sizes = {}
     for spec in specs:
-        name, metrics_kind, health_kind = spec.split(":")
+        name, metrics_kind, health_kind, *rest = spec.split(":", 3)
+        events_kind = rest[0] if rest else "none"
         health = health_document(health_kind)
         sizes[health_kind] = len(health[1])
         if "*" in name:
@@ -63,19 +135,32 @@ def serve(directory, *specs):
             names = [f"{base}-{index:02d}" for index in range(int(count))]
         else:
             names = [name]
-        apps += [(each, metrics_document(metrics_kind, each), health) for each in names]
+        apps += [(each, metrics_document(metrics_kind, each), health, events_kind) for each in names]
 
     connections = set()
 
-    def handler(metrics, health):
+    def handler(metrics, health, events):
+        state = {"started": 1_800_000_000.0 + os.getpid(), "next": 1}
+
         async def answer(reader, writer):
             connections.add(writer)
             try:
                 while True:
                     head = await reader.readuntil(b"\r\n\r\n")
-                    target = head.split(b"\r\n")[0].split(b" ")[1].split(b"?")[0]
+                    path = head.split(b"\r\n")[0].split(b" ")[1]
+                    target = path.split(b"?")[0]
+                    if target == b"/metrics" and metrics is None:
+                        await asyncio.Event().wait()
                     if target == b"/metrics":
-                        code, body, kind = 200, metrics, b"application/openmetrics-text; version=1.0.0; charset=utf-8"
+                        protobuf = metrics[:1] != b"#"
+                        code, body = 200, metrics
+                        kind = PROTOBUF if protobuf else b"application/openmetrics-text; version=1.0.0; charset=utf-8"
+                    elif target == b"/events":
+                        query = dict(part.split(b"=", 1) for part in path.split(b"?", 1)[1].split(b"&")) if b"?" in path else {}
+                        answer_ = events_page(events, state, int(query.get(b"after", b"0")))
+                        if answer_ is None:
+                            await asyncio.Event().wait()
+                        code, body, kind = answer_[0], answer_[1], b"application/json"
                     elif target == b"/health":
                         code, body, kind = health[0], health[1], b"application/health+json"
                     else:
@@ -94,9 +179,9 @@ def serve(directory, *specs):
         done = asyncio.Event()
         servers = []
         paths = []
-        for name, metrics, health in apps:
+        for name, metrics, health, events in apps:
             path = f"{directory}/{name}.sock"
-            servers.append(await asyncio.start_unix_server(handler(metrics, health), path=path))
+            servers.append(await asyncio.start_unix_server(handler(metrics, health, events), path=path, limit=1 << 20))
             paths.append(path)
 
         def graceful():
