@@ -22,8 +22,8 @@ struct MetricsTable {
     /// Reads the weave_* families of a Prometheus text exposition (0.0.4 or OpenMetrics), checked by
     /// the daemon's own parser: an exposition Prometheus would reject is refused whole. From a daemon
     /// that aggregates applications, a service is `<app>/<service>`, and the daemon's own (its check
-    /// objects, without an `app` label) are left out unless `includeOwn`.
-    init(exposition: [UInt8], includeOwn: Bool = false) throws(ExpositionParser.Failure) {
+    /// objects, without an `app` label) are left out unless `includeOwn`. Parsing stops at `deadline`.
+    init(exposition: [UInt8], includeOwn: Bool = false, deadline: ContinuousClock.Instant? = nil) throws(ExpositionParser.Failure) {
         var byService: [String: Row] = [:]
         var buckets: [String: [Double: Double]] = [:] // service → le → cumulative count (paths summed)
         // service → the quantiles its process computed from its finer buckets (within 4.5 %), preferred
@@ -31,7 +31,10 @@ struct MetricsTable {
         func row(_ service: String) -> Row { byService[service] ?? Row(service: service) }
         var own: Set<String> = [] // services without an `app` label: the daemon's own, when others have one
         var aggregated = false
-        let families = try ExpositionParser.parse(exposition).filter { $0.name.hasPrefix("weave_") }
+        // Any number of labels (the daemon relays an application's 128 and adds `app`): their
+        // repeats are found in linear time, and the deadline bounds the rest.
+        let limits = ParseLimits(labels: Int(Int16.max), deadline: deadline)
+        let families = try ExpositionParser.parse(exposition, limits: limits).filter { $0.name.hasPrefix("weave_") }
         for sample in families.flatMap(\.preformatted.samples) {
             // What the table shows comes from the labels: none of their bytes may reach the terminal as is.
             let labels = sample.labels.mapValues(\.printable)

@@ -5,6 +5,8 @@ import WeaveSupport
 enum Top {
     static func run(_ options: ProbeOptions, target: ProbeTarget, color: Bool) -> Int32 {
         while true {
+            // One deadline for the whole round: fetching, parsing, and the reasons of down applications.
+            let deadline = ContinuousClock.now + options.timeout
             let text: [UInt8]
             let source: String
             if let file = options.metricsFile {
@@ -14,8 +16,7 @@ enum Top {
                 }
                 (text, source) = (Array(contents.utf8), file)
             } else {
-                let http = HTTPProbe(target: target, connectTimeout: options.connectTimeout,
-                                     deadline: ContinuousClock.now + options.timeout)
+                let http = HTTPProbe(target: target, connectTimeout: options.connectTimeout, deadline: deadline)
                 do {
                     let reply = try http.get("/metrics", accept: "text/plain;version=0.0.4")
                     guard reply.status == 200 else { throw ProbeError.badResponse("HTTP \(reply.status) from /metrics") }
@@ -30,8 +31,9 @@ enum Top {
             }
             let table: String
             do {
-                let metrics = try MetricsTable(exposition: text, includeOwn: options.includeOwn)
-                let reasons = metrics.downApps.isEmpty || options.metricsFile != nil ? [:] : downReasons(options, target: target)
+                let metrics = try MetricsTable(exposition: text, includeOwn: options.includeOwn,
+                                               deadline: options.metricsFile == nil ? deadline : nil)
+                let reasons = metrics.downApps.isEmpty || options.metricsFile != nil ? [:] : downReasons(options, target: target, deadline: deadline)
                 table = metrics.render(source: source, limit: options.limit, color: color, reasons: reasons)
             } catch {
                 write("weave-health: \(source) is not a valid exposition: \(error)\n", to: 2)
@@ -52,8 +54,8 @@ enum Top {
 
     /// Why each application is down, as the daemon's `/health` says (its `<app>` component's output);
     /// empty when `/health` cannot be read or shows no details.
-    private static func downReasons(_ options: ProbeOptions, target: ProbeTarget) -> [String: String] {
-        let http = HTTPProbe(target: target, connectTimeout: options.connectTimeout, deadline: ContinuousClock.now + options.timeout)
+    private static func downReasons(_ options: ProbeOptions, target: ProbeTarget, deadline: ContinuousClock.Instant) -> [String: String] {
+        let http = HTTPProbe(target: target, connectTimeout: options.connectTimeout, deadline: deadline)
         guard let reply = try? http.get("/health", accept: "application/health+json"),
               let document = try? HealthDocument(reply.body) else { return [:] }
         var reasons: [String: String] = [:]

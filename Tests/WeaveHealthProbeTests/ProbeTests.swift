@@ -230,6 +230,19 @@ import WeaveSupport
         #expect(throws: ExpositionParser.Failure.self) { try MetricsTable(exposition: Array(twice.utf8)) }
     }
 
+    /// `top --timeout` bounds the whole round, parsing too: a series of 100,000 labels (which took
+    /// 11.5 s) is read in linear time, and a deadline already past stops a long answer.
+    @Test func topReadsWithinItsTimeout() throws {
+        let wide = "# TYPE weave_resolutions counter\nweave_resolutions_total{dependency=\"D\","
+            + (0..<100_000).map { "l\($0)=\"\"" }.joined(separator: ",") + "} 1\n"
+        let clock = ContinuousClock()
+        let started = clock.now
+        #expect(try MetricsTable(exposition: Array(wide.utf8)).rows.map(\.service) == ["D"])
+        #expect(clock.now - started < .seconds(2))
+        let long = "# TYPE weave_resolutions counter\n" + (0..<5_000).map { "weave_resolutions_total{dependency=\"D\($0)\"} 1\n" }.joined()
+        #expect(throws: ExpositionParser.Failure.self) { try MetricsTable(exposition: Array(long.utf8), deadline: .now) }
+    }
+
     /// The quantiles the application computed from its finer buckets win over interpolating the
     /// exported ones: a steady 50.1 ms factory read 75 ms (p50) and 99.5 ms (p99) from 1-5-10 buckets.
     @Test func topPrefersTheApplicationsOwnQuantiles() throws {

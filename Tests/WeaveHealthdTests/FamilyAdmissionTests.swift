@@ -39,6 +39,23 @@ import WeaveSystemd
         #expect(closed.isEmpty, "families every container exports, reserved: \(closed)")
     }
 
+    /// In a protobuf scrape, one application's classic histogram cannot turn another's native one
+    /// into `_count`, `_sum` and `+Inf` (Prometheus takes the kind from the family's first series):
+    /// the later kind is dropped, with `conflict`. A family without series yet decides nothing,
+    /// and a text scrape, where both are classic, merges them.
+    @Test func nativeAndClassicHistogramsOfOneFamilyAreNotMixed() {
+        var native = Self.family("latency", .histogram, app: "a")
+        native.histograms[0].native = NativeHistogram(schema: 3, zeroThreshold: 0x1p-20, zeroCount: 1, positive: [.init(index: 0, count: 0)], negative: [])
+        let classic = Self.family("latency", .histogram, app: "b")
+        let empty = MetricFamily(name: "latency", kind: .histogram, help: "h")
+        let apps: [(app: String, families: [MetricFamily])] = [("a", [native]), ("b", [classic])]
+        let (families, dropped) = FamilyAdmission.admit(own: [empty], apps: apps, native: true)
+        #expect(families.count == 2 && dropped == [.init(source: "b", family: "latency", reason: .conflict)])
+        let reversed = FamilyAdmission.admit(own: [], apps: apps.reversed(), native: true)
+        #expect(reversed.dropped == [.init(source: "a", family: "latency", reason: .conflict)])
+        #expect(FamilyAdmission.admit(own: [empty], apps: apps).dropped.isEmpty)
+    }
+
     /// No application can speak for the daemon, or erase another's series by declaring its family
     /// under another type: the later family is dropped, with its reason; same name and type merge.
     @Test func theFirstClaimKeepsANameAndTheRestAreDroppedWithAReason() {

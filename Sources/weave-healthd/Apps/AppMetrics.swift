@@ -42,7 +42,7 @@ struct AppMetrics: MetricCollector {
                    fleet().units().map { ([("app", $0.app), ("unit", $0.unit)], 1) }),
         ]
         let (families, dropped) = FamilyAdmission.admit(own: apps + daemon,
-                                                        apps: scrapes.map { ($0.target.name, $0.families ?? []) })
+                                                        apps: scrapes.map { ($0.target.name, $0.families ?? []) }, native: format == .protobuf)
         drops.note(dropped)
         let files = await read
         let (withFiles, fileDrops) = FamilyAdmission.admitExclusive(after: families, sources: files.map { ($0.name, $0.families) })
@@ -70,7 +70,8 @@ final class DroppedFamilies: Sendable {
         }
         for drop in new {
             let why = drop.reason == .reserved ? "only weave-healthd may export a family of that name"
-                : "a family before it (the daemon's or another application's) renders that name with another name or type"
+                : "a family before it (the daemon's or another application's) renders that name with another name or type "
+                + "(in a protobuf scrape, a histogram with native buckets is of another type than one without)"
             logger.warning("Application \(drop.source)'s family \(drop.family) is left out of /metrics: \(why)",
                            metadata: ["app": "\(drop.source)", "family": "\(drop.family)", "reason": "\(drop.reason.rawValue)"])
         }

@@ -10,7 +10,10 @@ import WeavePrometheus
 /// - its name is one only the daemon may say (`reservedPrefixes`): reason `reserved`, so no
 ///   application can forge the daemon's state or its alerts;
 /// - a name it would render is one a family before it renders, under another name or type (the
-///   daemon's, an application's that sorts before it, or its own): reason `conflict`.
+///   daemon's, an application's that sorts before it, or its own): reason `conflict`. In a
+///   `native` exposition (protobuf) a histogram with native buckets and one without are of two
+///   types: Prometheus takes a family's kind from its first series, and would turn the native
+///   histograms after a classic one into `_count`, `_sum` and `+Inf`.
 /// A family of the same name and type as one before it merges with it: the applications'
 /// `weave_resolutions_total` and the daemon's are one family. Dropped families are counted and
 /// logged by `AppMetrics`, so nothing vanishes without a trace.
@@ -39,11 +42,21 @@ enum FamilyAdmission {
     /// `own` (the daemon's families, kept whole) and the families of `apps` that may join them, in
     /// that order, with what was left out. An application's families are taken in its order, and
     /// the applications in theirs, so the first to claim a name keeps it.
-    static func admit(own: [MetricFamily], apps: [(app: String, families: [MetricFamily])]) -> (families: [MetricFamily], dropped: [Drop]) {
-        /// Every name a family's lines may carry, with the family that claimed it.
-        var claims: [String: (name: String, kind: MetricFamily.Kind)] = [:]
+    static func admit(own: [MetricFamily], apps: [(app: String, families: [MetricFamily])],
+                      native: Bool = false) -> (families: [MetricFamily], dropped: [Drop]) {
+        /// Every name a family's lines may carry, with the family that claimed it (and whether it
+        /// has native buckets, in a native exposition, once a family of that name has a series).
+        var claims: [String: (name: String, kind: MetricFamily.Kind, native: Bool?)] = [:]
+        func isNative(_ family: MetricFamily) -> Bool? {
+            guard native, family.kind == .histogram else { return false }
+            if family.histograms.contains(where: { $0.native != nil }) { return true }
+            return family.histograms.isEmpty && family.preformatted.count == 0 ? nil : false
+        }
         func claim(_ family: MetricFamily) {
-            for name in renderedNames(family) where claims[name] == nil { claims[name] = (family.name, family.kind) }
+            for name in renderedNames(family) {
+                if claims[name] == nil { claims[name] = (family.name, family.kind, isNative(family)) }
+                if claims[name]?.native == nil { claims[name]?.native = isNative(family) }
+            }
         }
         for family in own { claim(family) }
         var admitted = own
@@ -56,7 +69,9 @@ enum FamilyAdmission {
                 }
                 let clashes = renderedNames(family).contains { name in
                     guard let owner = claims[name] else { return false }
-                    return owner.name != family.name || owner.kind != family.kind
+                    guard owner.name == family.name, owner.kind == family.kind else { return true }
+                    guard let claimed = owner.native, let this = isNative(family) else { return false }
+                    return claimed != this
                 }
                 if clashes {
                     dropped.append(Drop(source: app, family: family.name, reason: .conflict))
