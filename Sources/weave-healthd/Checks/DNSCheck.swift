@@ -34,7 +34,7 @@ struct DNSCheck: HealthCheckable {
     static func addresses(of host: String, key: String, within timeout: Duration, on blocking: BlockingCalls) async
         -> Result<[String], CheckFailure> {
         do {
-            return try await blocking.run(key, deadline: timeout) { () -> Result<[String], CheckFailure> in
+            return try await blocking.run(key, lane: .dns, deadline: timeout) { () -> Result<[String], CheckFailure> in
                 var hints = addrinfo()
                 hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
                 var list: UnsafeMutablePointer<addrinfo>?

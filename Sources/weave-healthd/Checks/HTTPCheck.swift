@@ -46,7 +46,7 @@ struct HTTPCheck: HealthCheckable {
         let (url, client, timeout) = (self.url, self.client, self.timeout)
         let outcome: Result<TLSFetch.Response, FetchFailure>
         do {
-            outcome = try await blocking.run("check \(name)", deadline: timeout) { () -> Result<TLSFetch.Response, FetchFailure> in
+            outcome = try await blocking.run("check \(name)", lane: .tls, deadline: timeout) { () -> Result<TLSFetch.Response, FetchFailure> in
                 do throws(FetchFailure) {
                     return .success(try TLSFetch.get(url, client: client, timeout: timeout, maxBodyBytes: Self.maxBodyBytes))
                 } catch {

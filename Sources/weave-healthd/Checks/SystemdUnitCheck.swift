@@ -74,7 +74,7 @@ extension SystemdUnit {
     private static func ask<Value: Sendable>(_ key: String, timeout: Duration, on blocking: BlockingCalls,
                                              _ call: @escaping @Sendable () throws(Failure) -> Value) async -> Result<Value, Failure> {
         do {
-            return try await blocking.run(key, deadline: timeout) { () -> Result<Value, Failure> in
+            return try await blocking.run(key, lane: .bus, deadline: timeout) { () -> Result<Value, Failure> in
                 do throws(Failure) { return .success(try call()) } catch { return .failure(error) }
             }
         } catch {

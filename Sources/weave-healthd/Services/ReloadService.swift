@@ -42,7 +42,7 @@ struct ReloadService: Service {
             }
             do throws(ConfigurationError) {
                 // Loading resolves listen hosts and reads the token and CA files: a blocking call.
-                let loaded = try? await blocking.run("reload", deadline: Self.loadDeadline) {
+                let loaded = try? await blocking.run("reload", lane: .files, deadline: Self.loadDeadline) {
                     Result { () throws(ConfigurationError) in try ConfigurationLoader.load(path: path) }
                 }
                 guard let loaded else {

@@ -59,7 +59,7 @@ final class StateFile: Sendable {
         let path = self.path
         let outcome: Result<Void, FileReadError>
         do {
-            outcome = try await blocking.run("state \(path)", deadline: .seconds(5)) { Self.replace(path, with: text) }
+            outcome = try await blocking.run("state \(path)", lane: .files, deadline: .seconds(5)) { Self.replace(path, with: text) }
         } catch {
             outcome = .failure(FileReadError("\(error)"))
         }

@@ -58,7 +58,7 @@ final class Textfiles: Sendable {
     /// and the scrapes meanwhile go on without the files (the reason is logged).
     func read() async -> [File] {
         guard let configuration = configuration() else { return [] }
-        let (files, failure, left) = await (try? blocking.run("textfiles", deadline: Self.deadline) { Self.read(configuration) })
+        let (files, failure, left) = await (try? blocking.run("textfiles", lane: .files, deadline: Self.deadline) { Self.read(configuration) })
             ?? ([], "it was not read within \(Self.deadline.totalSeconds) s, or its last read has not returned", Skipped())
         note("", failure.map { "the directory \(configuration.directory) cannot be read: \($0)" })
         skipped.withLock { $0 = left }
