@@ -23,6 +23,8 @@ final class AppEventJournal: Sendable {
     /// The places, and whether they changed since they were last saved.
     private let places = Locked<(byApp: [String: Place], changed: Bool)>(([:], false))
     private let throttle: LogThrottle
+    /// The applications whose last `/events` answer was refused, each logged once.
+    private let refusing = Locked<Set<String>>([])
     /// The bounds above each application's: all the applications of one socket owner, and all of
     /// the host's. A record or summary past one is counted in that bound's summary.
     private let ownerThrottle: LogThrottle
@@ -82,9 +84,18 @@ final class AppEventJournal: Sendable {
         }, unsaved: { places.withLock { $0.changed = true } })
     }
 
-    /// Reads one answer of `app`'s `/events` and logs what is new in it.
+    /// Reads one answer of `app`'s `/events` and logs what is new in it. A page that is not one is
+    /// refused whole and logged, once until the application serves a valid page again.
     func ingest(_ app: String, _ body: [UInt8], owner: UInt32? = nil) throws(FetchFailure) {
-        guard let page = Page(body) else { throw FetchFailure("/events is not an event log's page") }
+        guard let page = Page(body) else {
+            let failure = FetchFailure("/events is not an event log's page")
+            if refusing.withLock({ $0.count < Self.maxApps && $0.insert(app).inserted }) {
+                logger.warning("Application \(app)'s \(failure); its events are not read until it serves one",
+                               metadata: ["app": "\(app)"])
+            }
+            throw failure
+        }
+        refusing.withLock { _ = $0.remove(app) }
         let (resume, missed, previousRun) = places.withLock { places -> (UInt64?, UInt64, Double?) in
             if let place = places.byApp[app], place.started == page.started {
                 let missed = page.first > place.last + 1 ? page.first - place.last - 1 : 0
@@ -101,7 +112,7 @@ final class AppEventJournal: Sendable {
                           metadata: WeaveEvent.appRestarted.metadata(["app": "\(app)", "started": "\(Timestamp.rfc3339(page.started))",
                                                                       "previous_started": "\(Timestamp.rfc3339(previousRun))"]))
         }
-        if missed > 0 {
+        if missed > 0, admit(app, WeaveEvent.appEventsMissed, level: .warning, owner: owner) {
             logger.warning("Application \(app) dropped \(missed) events from its log before weave-healthd read them",
                            metadata: WeaveEvent.appEventsMissed.metadata(["app": "\(app)", "missed": "\(missed)"]))
         }
@@ -121,14 +132,21 @@ final class AppEventJournal: Sendable {
 
     private func write(_ app: String, _ event: Event, owner: UInt32?) {
         let kind = event.kind
-        guard throttle.admit("\(app) \(kind.event.messageID)", summary: { [self] suppressed, window in
-            guard admitAbove(owner) else { return }
-            logger.log(level: kind.level(event), "Suppressed \(suppressed) more \(kind.event.title) records of application \(app) in the last \(window)",
-                       metadata: WeaveEvent.suppressedRecords(suppressed, of: kind.event, ["app": "\(app)"]))
-        }), admitAbove(owner) else { return }
+        guard admit(app, kind.event, level: kind.level(event), owner: owner) else { return }
         var metadata: Logger.Metadata = ["app": "\(app)", "event_seq": "\(event.sequence)", "event_time": "\(event.time)"]
         for (key, value) in event.fields { metadata[key] = "\(value)" }
         logger.log(level: kind.level(event), "\(kind.message(app, event.fields))", metadata: kind.event.metadata(metadata))
+    }
+
+    /// Whether one more record of `event` about `app` may be written: within the application's
+    /// limit for that kind, then the bounds above it (`admitAbove`). The first suppressed record
+    /// of a window schedules its summary, at `level`.
+    private func admit(_ app: String, _ event: WeaveEvent, level: Logger.Level, owner: UInt32?) -> Bool {
+        throttle.admit("\(app) \(event.messageID)", summary: { [self] suppressed, window in
+            guard admitAbove(owner) else { return }
+            logger.log(level: level, "Suppressed \(suppressed) more \(event.title) records of application \(app) in the last \(window)",
+                       metadata: WeaveEvent.suppressedRecords(suppressed, of: event, ["app": "\(app)"]))
+        }) && admitAbove(owner)
     }
 
     /// Whether one more record fits in the bounds of `owner`'s applications and of the host's;
