@@ -448,7 +448,9 @@ final class AppFleet: Sendable {
     private func findUnits() async {
         let asking = states.withLock { states in
             states.values.compactMap { state -> (name: String, pid: Int32)? in
-                guard let pid = state.pid, pid != state.unitAskedFor, state.target.unit == nil else { return nil }
+                // PID 1 made a socket-activated application's listener (SO_PEERCRED names whoever
+                // called listen()): its unit, init.scope, is not the application's.
+                guard let pid = state.pid, pid != 1, pid != state.unitAskedFor, state.target.unit == nil else { return nil }
                 return (state.target.name, pid)
             }
         }
