@@ -14,7 +14,10 @@ import WeaveTestSupport
         let log = ContainerEventLog(capacity: 16)
         log.append(.slowResolution, ["dependency": "ReportBuilder", "duration_usec": "52000", "threshold_usec": "10000"])
         log.append(.resolutionError, ["dependency": "RefundGateway", "error_kind": "factory_failed", "error": "down", "extra": "dropped"])
-        log.append(.healthTransition, ["check": "payments", "state_from": "healthy", "state_to": "degraded", "reason": "slow"])
+        // An application's check named like one of the daemon's, trying to pass as the daemon's own:
+        // the entry still says which application (WEAVE_APP), which it cannot set or remove.
+        log.append(.healthTransition, ["check": "disk-root", "state_from": "healthy", "state_to": "degraded", "reason": "slow",
+                                       "app": "", "message_id": "forged"])
         let records = LogRecords()
         let journal = AppEventJournal(limit: generous, started: log.started - 1, logger: records.logger)
         try journal.ingest("orders", Array(log.json(after: journal.after("orders"), limit: 256).utf8))
@@ -22,7 +25,7 @@ import WeaveTestSupport
         #expect(journal.after("orders") == 3)
         #expect(records.count(WeaveEvent.slowResolution.messageID) { $0["app"] == "orders" && $0["duration_usec"] == "52000" } == 1)
         #expect(records.count(WeaveEvent.resolutionError.messageID) { $0["error_kind"] == "factory_failed" && $0["extra"] == nil } == 1)
-        #expect(records.count(WeaveEvent.healthTransition.messageID) { $0["state_to"] == "degraded" } == 1)
+        #expect(records.count(WeaveEvent.healthTransition.messageID) { $0["state_to"] == "degraded" && $0["app"] == "orders" } == 1)
         #expect(records.entries.map(\.level) == [.warning, .error, .warning])
     }
 
