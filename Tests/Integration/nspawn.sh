@@ -182,6 +182,10 @@ wait_app "fail |"
 if [[ "$(app_state)" == "fail |"*"it was stopped"* ]] && IN test -s /var/lib/weave-healthd/stopped-apps.json; then
     ok "…and still down after systemctl restart weave-healthd (/var/lib/weave-healthd/stopped-apps.json)"
 else not_ok "a stopped application across a daemon restart" "$(app_state); $(IN ls -l /var/lib/weave-healthd/ 2>&1)"; fi
+# The name stays its user's while it is vacant: no other user's socket can take it meanwhile.
+owners=$(IN cat /var/lib/weave-healthd/app-owners.json 2>&1)
+if [[ "$owners" == *'{"app":"orders","uid":'* ]]; then ok "…and the name orders stays bound to its user (app-owners.json: $(cut -c1-80 <<<"$owners"))"
+else not_ok "app-owners.json binds orders across the restart" "$owners"; fi
 IN systemctl start orders.service
 wait_app "pass |"
 wait_entry "$mark" "Application orders is up"
