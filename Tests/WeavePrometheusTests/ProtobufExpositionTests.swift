@@ -200,7 +200,7 @@ struct ProtobufExpositionTests {
 }
 
 /// A histogram family of one series whose native part is `spans` and `deltas`, as an application might send it.
-private func histogram(schema: Int64 = 3, count: UInt64 = 10, spans: [(Int64, UInt64)], deltas: [Int64], floatCount: Bool = false) -> [UInt8] {
+func histogram(schema: Int64 = 3, count: UInt64 = 10, spans: [(Int64, UInt64)], deltas: [Int64], floatCount: Bool = false) -> [UInt8] {
     var out = ProtobufWire.Writer()
     out.message(nil) { family in
         family.string(1, "h_seconds")

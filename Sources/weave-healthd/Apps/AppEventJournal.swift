@@ -76,12 +76,7 @@ final class AppEventJournal: Sendable {
     /// Saves the places when they changed since the last save, on `blocking`'s threads; a failed
     /// save is tried again after the next round.
     func persist(with blocking: BlockingCalls) async {
-        await file?.saveChanges(with: blocking, take: {
-            places.withLock { places in
-                defer { places.changed = false }
-                return places.changed ? EventPositions.render(places.byApp) : nil
-            }
-        }, unsaved: { places.withLock { $0.changed = true } })
+        await file?.saveChanges(of: places, changed: \.changed, with: blocking) { EventPositions.render($0.byApp) }
     }
 
     /// Reads one answer of `app`'s `/events` and logs what is new in it. A page that is not one is

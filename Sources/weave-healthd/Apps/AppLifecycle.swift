@@ -48,12 +48,7 @@ final class AppLifecycle: Sendable {
 
     /// Saves the stopped applications when they changed, on `blocking`'s threads.
     func persist(with blocking: BlockingCalls) async {
-        await file?.saveChanges(with: blocking, take: {
-            state.withLock { state in
-                defer { state.changed = false }
-                return state.changed ? Self.render(state.stopped) : nil
-            }
-        }, unsaved: { state.withLock { $0.changed = true } })
+        await file?.saveChanges(of: state, changed: \.changed, with: blocking) { Self.render($0.stopped) }
     }
 
     /// What a gone application's unit says of it.

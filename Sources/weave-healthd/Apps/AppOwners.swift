@@ -70,12 +70,7 @@ final class AppOwners: Sendable {
 
     /// Saves the bindings when they changed, on `blocking`'s threads.
     func persist(with blocking: BlockingCalls) async {
-        await file?.saveChanges(with: blocking, take: {
-            state.withLock { state in
-                defer { state.changed = false }
-                return state.changed ? Self.render(state.owners) : nil
-            }
-        }, unsaved: { state.withLock { $0.changed = true } })
+        await file?.saveChanges(of: state, changed: \.changed, with: blocking) { Self.render($0.owners) }
     }
 
     /// The user that owns `name`, if it is bound.

@@ -47,11 +47,15 @@ final class StateFile: Sendable {
         return nil
     }
 
-    /// Saves what changed: `take` gives the text and clears its owner's mark of a change (nil when
-    /// nothing changed since the last save); when the save fails, `unsaved` marks it again.
-    func saveChanges(with blocking: BlockingCalls, take: () -> String?, unsaved: () -> Void) async {
-        guard let text = take() else { return }
-        if await !save(text, with: blocking) { unsaved() }
+    /// Saves `state` rendered by `render` when its `changed` mark is set, and clears the mark (set
+    /// again when the save fails).
+    func saveChanges<State>(of state: Locked<State>, changed: WritableKeyPath<State, Bool>, with blocking: BlockingCalls,
+                            render: (State) -> String) async {
+        guard let text = state.withLock({ state -> String? in
+            defer { state[keyPath: changed] = false }
+            return state[keyPath: changed] ? render(state) : nil
+        }) else { return }
+        if await !save(text, with: blocking) { state.withLock { $0[keyPath: changed] = true } }
     }
 
     /// Replaces the file with `text`, on `blocking`'s threads; false when it could not (logged).
