@@ -288,6 +288,38 @@ else not_ok "the watchdog restarts a frozen daemon" "PID $frozen → $now, NRest
 IN rm /etc/systemd/system/weave-healthd.service.d/watchdog.conf
 IN systemctl daemon-reload
 
+# --- round 4 under the shipped unit: two applications of one series of 100,000 labels each (#53) ----------------
+# Before, such answers stalled every scrape past the watchdog (a SIGABRT loop). Here with WatchdogSec=3s, for 20 s
+# of scrapes: no restart, every /metrics under 2 s with orders in it, /livez under 1 s. The applications are
+# fake_apps.py on the host, their sockets bound in the container's /run/weave/apps (through /proc/PID/root).
+IN sh -c 'printf "[Service]\nWatchdogSec=3s\n" > /etc/systemd/system/weave-healthd.service.d/watchdog.conf'
+IN systemctl daemon-reload
+IN systemctl restart weave-healthd.service
+IN systemctl start orders.service
+restarts=$(IN systemctl show -P NRestarts weave-healthd.service)
+"$PY" "$HERE/fake_apps.py" serve "/proc/$INIT/root/run/weave/apps" 'wide*2:labels:pass' > "$WORK/wide.out" 2>&1 &
+WIDE=$!
+PIDS+=("$WIDE")
+for _ in $(seq 100); do grep -q '^serving' "$WORK/wide.out" && break; sleep 0.1; done
+: > "$WORK/wide.times"; : > "$WORK/wide.livez"
+deadline=$((SECONDS + 20))
+while [ $SECONDS -lt $deadline ]; do
+    NET curl -s -m 10 -o "$WORK/wide.metrics" -w '%{time_total}\n' http://127.0.0.1:9096/metrics >> "$WORK/wide.times"
+    grep -q '^weave_app_up{app="orders"} 1' "$WORK/wide.metrics" || echo missing >> "$WORK/wide.missing"
+    NET curl -s -m 5 -o /dev/null -w '%{time_total}\n' http://127.0.0.1:9096/livez >> "$WORK/wide.livez"
+    sleep 0.3
+done
+kill -TERM "$WIDE"; wait "$WIDE" 2>/dev/null
+slowest=$(sort -g "$WORK/wide.times" | tail -1); livez=$(sort -g "$WORK/wide.livez" | tail -1)
+after=$(IN systemctl show -P NRestarts weave-healthd.service)
+down=$(IN journalctl -u weave-healthd --no-pager -o cat | grep -c "Application wide-00 is down: .*label_limit")
+if [ "$after" = "$restarts" ] && [ ! -e "$WORK/wide.missing" ] && [ "$down" -ge 1 ] \
+    && awk -v s="$slowest" -v l="$livez" 'BEGIN { exit !(s < 2 && l < 1) }'; then
+    ok "two apps of 100,000 labels, WatchdogSec=3s, 20 s: no restart, $(wc -l < "$WORK/wide.times") scrapes (slowest ${slowest} s, orders up in each), /livez slowest ${livez} s"
+else not_ok "100,000 labels under the shipped unit" "NRestarts $restarts → $after; slowest ${slowest} s; /livez ${livez} s; orders missing $(cat "$WORK/wide.missing" 2>/dev/null | wc -l); wide down lines $down"; fi
+IN rm /etc/systemd/system/weave-healthd.service.d/watchdog.conf
+IN systemctl daemon-reload
+
 # --- the probe as units run it: ExecStartPost= (start fails unless ready), ExecCondition= ----------------------
 IN sh -c 'printf "[Service]\nExecStartPost=/usr/bin/weave-health --unix /run/weave-healthd/health.sock --ready --quiet\n" \
     > /etc/systemd/system/weave-healthd.service.d/probe.conf'
