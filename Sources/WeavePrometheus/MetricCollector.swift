@@ -13,12 +13,28 @@ public protocol MetricCollector: Sendable {
     /// Whether collecting waits on other processes (an aggregation of applications): a scrape then
     /// starts it first and collects the others meanwhile. False by default.
     var waitsOnOthers: Bool { get }
+    /// The families, and why collecting failed when it did (a file it reads is gone): what it could
+    /// make is served all the same, and the failure shown (node_exporter's `Update() error`,
+    /// weave-healthd's `weave_scrape_collector_success` 0). `collect(for:)`, which cannot fail, by default.
+    func collection(for format: Exposition.Format) async -> CollectedFamilies
 }
 
 extension MetricCollector {
     public var name: String { String(describing: Self.self) }
     public var waitsOnOthers: Bool { false }
     public func collect(for format: Exposition.Format) async -> [MetricFamily] { await collect() }
+    public func collection(for format: Exposition.Format) async -> CollectedFamilies { CollectedFamilies(await collect(for: format)) }
+}
+
+/// What one collection made, and why it failed, when it did.
+public struct CollectedFamilies: Sendable {
+    public var families: [MetricFamily]
+    public var failure: String?
+
+    public init(_ families: [MetricFamily], failure: String? = nil) {
+        self.families = families
+        self.failure = failure
+    }
 }
 
 /// Who serves the metrics and health endpoints: the service's name (`serviceId` in `/health`, the

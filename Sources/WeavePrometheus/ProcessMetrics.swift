@@ -7,11 +7,22 @@ public struct ProcessMetrics: MetricCollector {
     public init() {}
 
     public func collect() async -> [MetricFamily] {
-        Self.families()
+        Self.collection().families
+    }
+
+    /// Fails when `/proc/self/stat` cannot be read (`/proc` not mounted): the CPU and memory
+    /// families are then missing.
+    public func collection(for format: Exposition.Format) async -> CollectedFamilies {
+        Self.collection()
     }
 
     public static func families() -> [MetricFamily] {
+        collection().families
+    }
+
+    static func collection() -> CollectedFamilies {
         var families: [MetricFamily] = []
+        var failure: String?
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         let pageSize = Double(sysconf(Int32(_SC_PAGESIZE)))
         if let fields = statFields(), fields.count > 21, let utime = Double(fields[11]), let stime = Double(fields[12]),
@@ -25,13 +36,15 @@ public struct ProcessMetrics: MetricCollector {
                 families.append(.gauge("process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
                                        unit: "seconds", [([], start)]))
             }
+        } else {
+            failure = "cannot read /proc/self/stat"
         }
         families.append(.gauge("process_open_fds", "Number of open file descriptors.", [([], Double(openDescriptors()))]))
         var limit = rlimit()
         if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 {
             families.append(.gauge("process_max_fds", "Maximum number of open file descriptors.", [([], Double(limit.rlim_cur))]))
         }
-        return families
+        return CollectedFamilies(families, failure: failure)
     }
 
     /// When this process started, in seconds since the Unix epoch (`process_start_time_seconds`).

@@ -31,15 +31,31 @@ private struct Fixed: MetricCollector {
         #expect(success == ["first": 1, "second": 0])
     }
 
+    /// A collector whose collection fails (node_exporter's `Update() error`) shows success 0; what it
+    /// made, and the other collectors' families, stay.
+    @Test func aFailedCollectionShowsZeroAndTheRestStays() async {
+        struct Failing: MetricCollector {
+            var name: String { "failing" }
+            func collect() async -> [MetricFamily] { [] }
+            func collection(for format: Exposition.Format) async -> CollectedFamilies {
+                CollectedFamilies([.gauge("weave_test_partial", "What it could read.", [([], 1)])], failure: "cannot read /proc/self/stat")
+            }
+        }
+        let families = await CollectorRuns.collect([Failing(), Fixed(name: "other", families: [.gauge("weave_test_b", "B.", [([], 3)])])])
+        #expect(families.map(\.name).prefix(2) == ["weave_test_partial", "weave_test_b"])
+        let success = Dictionary(uniqueKeysWithValues: families.last!.samples.map { ($0.labels[0].1, $0.value) })
+        #expect(success == ["failing": 0, "other": 1])
+    }
+
     /// The check types with metric families are the ones whose file says them, each a collector
     /// of its own, named after the type.
     @Test func checkTypesBringTheirFamilies() {
         #expect(CheckTypes.withMetrics.map { "check_\($0.typeName)" } == ["check_http", "check_exec", "check_systemd_unit"])
         let observations = Observations()
-        observations.record("disk", [Perfdata(label: "used", value: 0.5, kind: .ratio)])
+        observations.record("disk", of: ExecCheck.Options.self, [Perfdata(label: "used", value: 0.5, kind: .ratio)])
         let exec = ExecCheck.Options.families(observations)
         #expect(exec.first { $0.name == "weave_check_perfdata_ratio" }?.samples.map(\.value) == [0.5])
-        observations.record("disk", nil as [Perfdata]?)
+        observations.record("disk", of: ExecCheck.Options.self, nil as [Perfdata]?)
         #expect(ExecCheck.Options.families(observations).allSatisfy { $0.samples.isEmpty }, "nil forgets a check's observation")
     }
 }

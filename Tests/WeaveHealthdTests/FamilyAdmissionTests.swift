@@ -24,7 +24,7 @@ import WeaveSystemd
         let runtime = await Runtime(configuration: configuration, group: MultiThreadedEventLoopGroup.singleton,
                                     connections: ConnectionPool(capacity: 1), blocking: BlockingCalls())
         let source = DaemonSource(runtime)
-        runtime.observations.record("c", Perfdata.Kind.allCases.map { Perfdata(label: "x", value: 1, kind: $0) })
+        runtime.observations.record("c", of: ExecCheck.Options.self, Perfdata.Kind.allCases.map { Perfdata(label: "x", value: 1, kind: $0) })
         let textfiles = Textfiles(blocking: BlockingCalls()) { source.runtime.configuration.textfile }
         let collectors = DaemonOnlyCollectors.all(source: source, reloads: ReloadMetrics(), journal: JournalWriter())
             + [AppMetrics(fleet: { source.runtime.apps }, textfiles: textfiles)]

@@ -26,4 +26,13 @@ import WeaveHealth
         #expect(await up.healthCheck().state == .healthy)
         #expect(observations.value(of: "web")?.value == 200)
     }
+
+    /// Two check types that keep the same Swift type see only their own checks' observations.
+    @Test func observationsAreKeptByCheckType() {
+        let observations = Observations()
+        observations.record("web", of: HTTPCheck.Options.self, [Perfdata]())
+        observations.record("backup", of: ExecCheck.Options.self, [Perfdata]())
+        #expect(Array(observations.all(of: ExecCheck.Options.self, as: [Perfdata].self).keys) == ["backup"])
+        #expect(Array(observations.all(of: HTTPCheck.Options.self, as: [Perfdata].self).keys) == ["web"])
+    }
 }

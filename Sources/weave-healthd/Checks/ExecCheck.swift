@@ -26,7 +26,7 @@ struct ExecCheck: HealthCheckable {
         let output = NagiosOutput(result.output)
         // The first item of each label: a plugin that repeats a label must not make duplicate series.
         var labels: Set<String> = []
-        observations.record(name, output.perfdata.filter { labels.insert($0.label).inserted })
+        observations.record(name, of: Options.self, output.perfdata.filter { labels.insert($0.label).inserted })
         observations.record(name, value: Double(result.status), unit: "exit")
         let reason = output.text.isEmpty ? "exit status \(result.status)" : output.text
         switch result.status {
@@ -172,7 +172,7 @@ extension ExecCheck.Options: CheckMetrics {
     /// a counter) and `_value` (no unit).
     static func families(_ observations: Observations) -> [MetricFamily] {
         var samples: [Perfdata.Kind: [([(String, String)], Double)]] = [:]
-        for (check, items) in observations.all([Perfdata].self).sorted(by: { $0.key < $1.key }) {
+        for (check, items) in observations.all(of: Self.self, as: [Perfdata].self).sorted(by: { $0.key < $1.key }) {
             for item in items { samples[item.kind, default: []].append(([("check", check), ("label", item.label)], item.value)) }
         }
         let help = "Perfdata of exec checks (Nagios plugins)"

@@ -59,12 +59,12 @@ struct HTTPCheck: HealthCheckable {
         let response: TLSFetch.Response
         switch outcome {
         case .failure(let failure):
-            observations.record(name, nil as TLSFetch.Session?)
+            observations.record(name, of: Options.self, nil as TLSFetch.Session?)
             return .unhealthy(error: CheckFailure("GET \(url.description) failed: \(failure)"))
         case .success(let answer):
             response = answer
         }
-        observations.record(name, response.session)
+        observations.record(name, of: Options.self, response.session)
         observations.record(name, value: Double(response.status), unit: "status")
         let session = response.session
         let expiry = session.earliestExpiry.map { Self.expiry($0) } ?? "has no expiry date"
@@ -191,7 +191,7 @@ extension HTTPCheck.Options: CheckMetrics {
         var expiry: [([(String, String)], Double)] = []
         var version: [([(String, String)], Double)] = []
         var verified: [([(String, String)], Double)] = []
-        for (check, session) in observations.all(TLSFetch.Session.self).sorted(by: { $0.key < $1.key }) {
+        for (check, session) in observations.all(of: Self.self, as: TLSFetch.Session.self).sorted(by: { $0.key < $1.key }) {
             if let earliest = session.earliestExpiry { expiry.append(([("check", check)], earliest)) }
             version.append(([("check", check), ("version", session.version)], 1))
             verified.append(([("check", check)], session.verified ? 1 : 0))

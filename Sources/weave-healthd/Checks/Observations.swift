@@ -8,8 +8,9 @@ import WeaveSupport
 final class Observations: Sendable {
     /// By check; `fresh` while the check's current run recorded it (or no run has started since).
     private let values = Locked<[String: (value: Double, unit: String, fresh: Bool)]>([:])
-    /// By observation type, then by check.
-    private let kept = Locked<[ObjectIdentifier: [String: any Sendable]]>([:])
+    /// By check type (`type:`), then by check: two types that keep the same Swift type never see
+    /// each other's.
+    private let kept = Locked<[String: [String: any Sendable]]>([:])
 
     func record(_ check: String, value: Double, unit: String) {
         values.withLock { $0[check] = (value, unit, true) }
@@ -29,15 +30,15 @@ final class Observations: Sendable {
         return status
     }
 
-    /// Keeps `observation` as `check`'s last one of its type; nil forgets it (a run that observed
-    /// nothing, such as a failed handshake, shows no series).
-    func record<Observation: Sendable>(_ check: String, _ observation: Observation?) {
-        kept.withLock { $0[ObjectIdentifier(Observation.self), default: [:]][check] = observation }
+    /// Keeps `observation` as the last one of `check`, of check type `type`; nil forgets it (a run
+    /// that observed nothing, such as a failed handshake, shows no series).
+    func record<Observation: Sendable>(_ check: String, of type: any CheckOptions.Type, _ observation: Observation?) {
+        kept.withLock { $0[type.typeName, default: [:]][check] = observation }
     }
 
-    /// Every check's last observation of `type`, by check.
-    func all<Observation: Sendable>(_ type: Observation.Type) -> [String: Observation] {
-        (kept.withLock { $0[ObjectIdentifier(type)] } ?? [:]).compactMapValues { $0 as? Observation }
+    /// The last observation of every check of type `type`, by check.
+    func all<Observation: Sendable>(of type: any CheckOptions.Type, as _: Observation.Type) -> [String: Observation] {
+        (kept.withLock { $0[type.typeName] } ?? [:]).compactMapValues { $0 as? Observation }
     }
 }
 

@@ -16,10 +16,10 @@ struct SystemdUnitCheck: HealthCheckable {
     func healthCheck() async -> HealthStatus {
         switch await SystemdUnit.read(unit, timeout: timeout, on: blocking) {
         case .failure(let failure):
-            observations.record(name, nil as SystemdUnit?)
+            observations.record(name, of: Options.self, nil as SystemdUnit?)
             return .unhealthy(error: CheckFailure("\(unit): \(failure)"))
         case .success(let status):
-            observations.record(name, status.loadState == "not-found" ? nil : status)
+            observations.record(name, of: Options.self, status.loadState == "not-found" ? nil : status)
             return Self.health(status)
         }
     }
@@ -93,7 +93,7 @@ extension SystemdUnitCheck.Options: CheckMetrics {
         var states: [([(String, String)], Double)] = []
         var restarts: [([(String, String)], Double)] = []
         var changes: [([(String, String)], Double)] = []
-        for (check, unit) in observations.all(SystemdUnit.self).sorted(by: { $0.key < $1.key }) {
+        for (check, unit) in observations.all(of: Self.self, as: SystemdUnit.self).sorted(by: { $0.key < $1.key }) {
             let labels = [("check", check), ("unit", unit.name)]
             for state in Self.states { states.append((labels + [("state", state)], unit.activeState == state ? 1 : 0)) }
             if let count = unit.restarts { restarts.append((labels, Double(count))) }

@@ -3,7 +3,8 @@ import WeaveSupport
 
 /// The daemon's own collectors, collected in order, each timed and each checked against those
 /// before it: every family has one home, so a family whose names an earlier collector's family
-/// rendered is left out, and its collector's success is 0. node_exporter's
+/// rendered is left out, and its collector's success is 0, as it is when the collector says its
+/// collection failed (what it made is kept). node_exporter's
 /// `node_scrape_collector_duration_seconds` and `_success`, as `weave_scrape_collector_*{collector}`.
 enum CollectorRuns {
     static func collect(_ collectors: [any MetricCollector]) async -> [MetricFamily] {
@@ -13,10 +14,10 @@ enum CollectorRuns {
         var successes: [([(String, String)], Double)] = []
         for collector in collectors {
             let start = ContinuousClock.now
-            let collected = await collector.collect()
+            let collected = await collector.collection(for: .openMetrics)
             let duration = ContinuousClock.now - start
-            var kept = true
-            for family in collected {
+            var kept = collected.failure == nil
+            for family in collected.families {
                 let names = FamilyAdmission.renderedNames(family)
                 guard !names.contains(where: claimed.contains) else {
                     kept = false
@@ -32,7 +33,7 @@ enum CollectorRuns {
             .gauge("weave_scrape_collector_duration_seconds", "How long each of the daemon's own collectors took in this scrape.",
                    unit: "seconds", durations),
             .gauge("weave_scrape_collector_success",
-                   "Whether every family of the collector was kept (1), or one was left out because another collector had rendered its name (0).",
+                   "Whether the collector succeeded and every family of it was kept (1), or its collection failed or one was left out because another collector had rendered its name (0).",
                    successes),
         ]
     }
