@@ -67,8 +67,8 @@ struct JournalEntry {
         return result
     }
 
-    /// `2026-11-23T10:04:05+0000 warning weave.health: message WEAVE_CHECK=disk …`, control
-    /// characters escaped so that one entry is one line.
+    /// `2026-11-23T10:04:05+0000 warning weave.health: message WEAVE_CHECK=disk …`, made `logSafe`
+    /// (control and invisible characters escaped, `\u{A}`) so that one entry is one inert line.
     var oneLine: String {
         var text = "\(Self.localTimestamp()) \(level) \(label): \(message)"
         if let messageID { text += " MESSAGE_ID=\(messageID)" }
@@ -76,7 +76,7 @@ struct JournalEntry {
         for field in metadataFields {
             text += " \(field.name)=\(field.value.contains(" ") ? "\"\(field.value)\"" : field.value)"
         }
-        return Self.escapingControlCharacters(text) + "\n"
+        return text.logSafe + "\n"
     }
 
     /// Writes `oneLine` with one `write` per entry, retrying on a short write or EINTR.
@@ -118,21 +118,6 @@ struct JournalEntry {
         case .array(let values):
             for (index, nested) in values.enumerated() { flatten("\(key)_\(index)", nested, emit) }
         }
-    }
-
-    static func escapingControlCharacters(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return text }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F: result += "\\x\(String(scalar.value, radix: 16))"
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
     }
 
     static func localTimestamp() -> String {

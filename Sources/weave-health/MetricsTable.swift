@@ -164,21 +164,12 @@ struct MetricsTable {
 extension String {
     func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
 
-    /// Safe to print on one line of a terminal or of Nagios output: control characters (C0, DEL, C1,
-    /// so escape sequences and line breaks) become `\xNN`, and `|`, which starts Nagios perfdata,
-    /// becomes `¦`. What a daemon reports can then neither move the cursor nor add lines or perfdata.
+    /// Safe to print on one line of a terminal or of Nagios output: `logSafe`, the rule of the
+    /// daemon's log lines too (control and invisible characters, so escape sequences, line breaks
+    /// and bidi overrides, become `\u{1B}`), and `|`, which starts Nagios perfdata, becomes `¦`.
+    /// What a daemon reports can then neither move the cursor, reorder text, nor add lines or perfdata.
     var printable: String {
-        guard unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0 == "|" }) else { return self }
-        var result = ""
-        for scalar in unicodeScalars {
-            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
-                result += "\\x" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
-            } else if scalar == "|" {
-                result += "¦"
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
+        let safe = logSafe
+        return safe.contains("|") ? String(safe.map { $0 == "|" ? "¦" : $0 }) : safe
     }
 }

@@ -23,6 +23,18 @@ import WeaveSupport
         #expect(short.components.first?.status.reason == "disk 3% free")
     }
 
+    /// A component name with a control character (C0, DEL, C1) is refused, by the one rule every
+    /// shown text follows (`isControl`); an invisible one (a bidi override) is kept, and escaped
+    /// where it is shown.
+    @Test func aComponentNameWithAControlCharacterIsRefused() throws {
+        for name in ["a\\u001bb", "a\\u0085b", "a\\u2028b"] {
+            let body = "{\"status\":\"pass\",\"checks\":{\"\(name):status\":[{\"status\":\"pass\"}]}}"
+            #expect(throws: FetchFailure.self, "\(name)") { try AppHealth(Array(body.utf8), status: 200) }
+        }
+        let bidi = "{\"status\":\"pass\",\"checks\":{\"a\\u202eb:status\":[{\"status\":\"pass\"}]}}"
+        #expect(try AppHealth(Array(bidi.utf8), status: 200).components.map(\.name) == ["a\u{202E}b"])
+    }
+
     /// At most 1,000 components of one application are kept.
     @Test func componentsAreCapped() throws {
         let health = try AppHealth(Self.document(components: 1_500, output: "x"), status: 503)

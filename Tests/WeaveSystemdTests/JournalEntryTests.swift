@@ -57,7 +57,7 @@ import Testing
         let line = entry(["check": "disk", "reason": "3% free", "message_id": "d47c2ece5e194c99bc8756c4e375df39"]).oneLine
         #expect(line.hasSuffix("\n"))
         #expect(line.dropLast().firstIndex(of: "\n") == nil)
-        #expect(line.contains(" warning weave.health: Health of disk: healthy → degraded\\nsecond line"))
+        #expect(line.contains(#" warning weave.health: Health of disk: healthy → degraded\u{A}second line"#))
         #expect(line.contains("MESSAGE_ID=d47c2ece5e194c99bc8756c4e375df39"))
         #expect(line.contains("WEAVE_CHECK=disk WEAVE_REASON=\"3% free\""))
         #expect(!line.contains("WEAVE_LOGGER"))

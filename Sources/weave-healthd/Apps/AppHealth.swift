@@ -42,7 +42,9 @@ struct AppHealth: Sendable {
         }
     }
 
+    /// A name of at most 256 bytes without a control character (C1 included); invisible ones are
+    /// kept, and escaped wherever the name is shown (`logSafe`).
     private static func isPrintable(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.count <= 256 && name.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F }
+        !name.isEmpty && name.utf8.count <= 256 && !name.unicodeScalars.contains(where: \.isControl)
     }
 }
