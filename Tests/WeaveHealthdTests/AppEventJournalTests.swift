@@ -45,6 +45,18 @@ import WeaveTestSupport
         #expect(records.count(WeaveEvent.memoryPressure.messageID) == 12, "another user's records, up to the host's bound")
     }
 
+    /// The bounds follow `log_rate_limit`: 60 and 120 every 10 s by default; an operator who raises
+    /// it to see every event (a reload too) raises them with it.
+    @Test func theBoundsFollowTheRateLimit() throws {
+        let (owner, host) = AppEventJournal.bounds(for: .default)
+        #expect(owner == LogRateLimit(burst: 60, window: .seconds(10)) && host == LogRateLimit(burst: 120, window: .seconds(10)))
+        let records = LogRecords()
+        let journal = AppEventJournal(limit: .default, started: 0, logger: records.logger)
+        journal.limit = LogRateLimit(burst: 100_000, window: .seconds(10))
+        for index in 0..<30 { try journal.ingest("app-\(index)", Self.page(events: 20), owner: 2_000) }
+        #expect(records.count(WeaveEvent.memoryPressure.messageID) == 600, "every event, past 60 and 120")
+    }
+
     /// Each bound says once per window how many it suppressed: a user's (with its uid) and the
     /// host's (without). (Polled: the summaries are written by tasks at the windows' end, which a
     /// busy test run delays.)

@@ -29,11 +29,17 @@ final class AppEventJournal: Sendable {
     /// the host's. A record or summary past one is counted in that bound's summary.
     private let ownerThrottle: LogThrottle
     private let hostThrottle: LogThrottle
-    /// 60 records every 10 s for all the applications of one user, 120 for all of the host's (with
-    /// their summaries, at most 726 a minute): one process with many sockets cannot flood the
-    /// journal, nor take all of the host's share.
-    static let ownerLimit = LogRateLimit(burst: 60, window: .seconds(10))
-    static let hostLimit = LogRateLimit(burst: 120, window: .seconds(10))
+    /// Whether the bounds follow `limit` (`bounds(for:)`), rather than being given.
+    private let derivesBounds: Bool
+
+    /// 12 and 24 times the application's burst, in its window: 60 and 120 records every 10 s with
+    /// the default `log_rate_limit` (with their summaries, at most 726 a minute), so one process
+    /// with many sockets cannot flood the journal, nor take all of the host's share; an operator
+    /// who raises `log_rate_limit` to see every event raises them with it.
+    static func bounds(for limit: LogRateLimit) -> (owner: LogRateLimit, host: LogRateLimit) {
+        (LogRateLimit(burst: limit.burst.multipliedReportingOverflow(by: 12).overflow ? .max : limit.burst * 12, window: limit.window),
+         LogRateLimit(burst: limit.burst.multipliedReportingOverflow(by: 24).overflow ? .max : limit.burst * 24, window: limit.window))
+    }
     private let started: Double
     /// Where the places are kept (`EventPositions`); nil keeps them in memory only.
     private let file: StateFile?
@@ -43,8 +49,10 @@ final class AppEventJournal: Sendable {
 
     /// Reads the kept places from `file` (a blocking read: at startup).
     init(limit: LogRateLimit, started: Double = WallClock.now(), file: StateFile? = nil,
-         bounds: (owner: LogRateLimit, host: LogRateLimit) = (ownerLimit, hostLimit), logger: Logger = Logger(label: "weave.healthd.apps")) {
+         bounds: (owner: LogRateLimit, host: LogRateLimit)? = nil, logger: Logger = Logger(label: "weave.healthd.apps")) {
         throttle = LogThrottle(limit: limit)
+        derivesBounds = bounds == nil
+        let bounds = bounds ?? Self.bounds(for: limit)
         ownerThrottle = LogThrottle(limit: bounds.owner)
         hostThrottle = LogThrottle(limit: bounds.host)
         self.started = started
@@ -55,10 +63,14 @@ final class AppEventJournal: Sendable {
         restored = kept != nil
     }
 
-    /// The rate limit in force (a reload may change it).
+    /// The rate limit in force (a reload may change it), and the bounds above it with it.
     var limit: LogRateLimit {
         get { throttle.limit }
-        set { throttle.limit = newValue }
+        set {
+            throttle.limit = newValue
+            guard derivesBounds else { return }
+            (ownerThrottle.limit, hostThrottle.limit) = Self.bounds(for: newValue)
+        }
     }
 
     /// The number to ask `app`'s `/events` for events after.
@@ -230,7 +242,7 @@ extension ContainerEventLog.Event.Kind {
     /// The fields an event of this kind may carry; others are left out.
     var fields: [String] {
         switch self {
-        case .slowResolution: ["dependency", "duration_usec", "threshold_usec"]
+        case .slowResolution: ["dependency", "duration_usec", "threshold_usec", "chain", "self_usec", "slowest"]
         case .resolutionError: ["dependency", "error_kind", "error"]
         case .memoryPressure: []
         case .healthTransition: ["check", "state_from", "state_to", "reason"]
@@ -258,7 +270,9 @@ extension ContainerEventLog.Event.Kind {
         case .slowResolution:
             let duration = Double(field("duration_usec")).map { "\($0 / 1_000) ms" } ?? "?"
             let threshold = Double(field("threshold_usec")).map { "\($0 / 1_000) ms" } ?? "?"
-            return "Application \(app): slow resolution of \(field("dependency")): \(duration) (threshold \(threshold))"
+            // Its chain when it has one (an application before 0.3 sends none, a lone run its own name).
+            let chain = fields["chain"].flatMap { $0.contains(" → ") ? "; chain \($0), slowest \(field("slowest"))" : nil } ?? ""
+            return "Application \(app): slow resolution of \(field("dependency")): \(duration) (threshold \(threshold))\(chain)"
         case .resolutionError:
             return "Application \(app): resolving \(field("dependency")) failed (\(field("error_kind"))): \(field("error"))"
         case .memoryPressure:
