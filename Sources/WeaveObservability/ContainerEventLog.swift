@@ -23,7 +23,8 @@ public final class ContainerEventLog: Sendable {
         /// Seconds since the Unix epoch.
         public let time: Double
         public let kind: Kind
-        /// `dependency`, `duration_usec`, `threshold_usec` (slow); `dependency`, `error_kind`, `error`
+        /// `dependency`, `duration_usec`, `threshold_usec`, `chain`, `self_usec`, `slowest` (slow);
+        /// `dependency`, `error_kind`, `error`
         /// (error); none (pressure); `check`, `state_from`, `state_to`, `reason` (transition).
         public let fields: [String: String]
     }
@@ -89,10 +90,8 @@ public final class ContainerEventLog: Sendable {
     public func record(_ container: Container, _ monitor: HealthMonitor) async {
         let instrumentation = container.instrumentation
         let tokens = [
-            instrumentation.onSlowResolution { [self] service, seconds in
-                let threshold = container.instrumentationSettings.slowResolutionThreshold
-                append(.slowResolution, ["dependency": service, "duration_usec": "\(Int64(seconds * 1_000_000))",
-                                         "threshold_usec": "\(threshold.totalNanoseconds / 1_000)"])
+            instrumentation.onSlowResolution { [self] (resolution: SlowResolution) in
+                append(.slowResolution, Instrumentation.metadata(resolution).mapValues { "\($0)" })
             },
             instrumentation.onResolutionError { [self] service, error in
                 let kind = (error as? ResolutionError)?.kind.rawValue ?? "unknown"

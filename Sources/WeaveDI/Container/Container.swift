@@ -378,7 +378,7 @@ public final class Container: @unchecked Sendable {
         let index = slot._withUnsafeGuaranteedRef { $0.index }
         if isInstrumented {
             recordTiming(index: index, start: start, histogram: StatsField.factoryLatency, created: true, countResolution: true,
-                         frame: frame, pinned: true, service: slot._withUnsafeGuaranteedRef { $0.key.description })
+                         frame: frame, pinned: true, framed: true, service: slot._withUnsafeGuaranteedRef { $0.key.description })
         } else {
             countResolution(index, unpinning: true, frame: frame)
         }
@@ -395,17 +395,21 @@ public final class Container: @unchecked Sendable {
     /// registration at `index`, and reports it if it passed the slow-resolution threshold.
     /// `countResolution`: count the resolve too (the transient fast path counts it here, under the
     /// same lock). `pinned`: unpin the registration, under the same lock, or after `service` is read
-    /// when the timing is reported.
+    /// when the timing is reported. `framed`: a factory run pushed on `frame`'s stack, whose self
+    /// time is kept (and which, when it is long enough to be named in a chain, is kept in the
+    /// frame's trace: its slow report waits for the outermost run's end, `ResolutionTrace`).
     @usableFromInline
     func recordTiming(
         index: Int, start: UInt64, histogram: Int, created: Bool = false, countResolution: Bool = false,
-        frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current, pinned: Bool = false,
+        frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current, pinned: Bool = false, framed: Bool = false,
         service: @autoclosure () -> String
     ) {
         let nanos = clock.nanoseconds(clock.now() &- start)
         let threshold = slowThresholdNanos.load(ordering: .relaxed)
         let slow = nanos > threshold
-        let reported = slow || hasTimingObservers.load(ordering: .relaxed)
+        let own = framed ? frame.pointee.finishRun(nanos: nanos) : nanos
+        let traced = framed && nanos > threshold >> 3
+        let reported = slow || traced || hasTimingObservers.load(ordering: .relaxed)
         lock.withReadLock(shard: frame.pointee.shard) { shard in
             if countResolution { shard.counters.pointee.countHit(index) }
             shard.counters.pointee.observe(nanos: nanos, histogram: histogram, index: index)
@@ -416,7 +420,14 @@ public final class Container: @unchecked Sendable {
         guard reported else { return }
         let name = service()
         if pinned { unpin(frame) }
-        if slow { instrumentation.slow(service: name, nanos: nanos, threshold: threshold, throttle: logThrottle) }
+        let report = slow ? ResolutionTrace.Report(instrumentation: instrumentation, throttle: logThrottle, threshold: threshold) : nil
+        if !(traced && frame.pointee.keep(name, total: nanos, own: own, report: report)), let report {
+            // A timed hit, or a run past what the trace keeps: reported now, alone.
+            let run = SlowResolution.Run(service: name, total: .nanoseconds(Int64(nanos)), selfTime: .nanoseconds(Int64(own)))
+            report.instrumentation.slow(SlowResolution(service: name, duration: run.total, threshold: .nanoseconds(Int64(threshold)),
+                                                       chain: [run], position: 0),
+                                        throttle: report.throttle)
+        }
         for observer in timingObservers.withLock({ Array($0.values) }) {
             observer(name, histogram == StatsField.factoryLatency, nanos)
         }
@@ -664,7 +675,7 @@ public final class Container: @unchecked Sendable {
         }
         if isInstrumented {
             recordTiming(index: registration.index, start: start, histogram: StatsField.factoryLatency, created: true,
-                         countResolution: !counted, frame: frame, service: registration.key.description)
+                         countResolution: !counted, frame: frame, framed: true, service: registration.key.description)
         } else if !counted {
             countResolution(registration.index, frame: frame)
         }

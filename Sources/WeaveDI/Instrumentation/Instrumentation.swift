@@ -14,6 +14,7 @@ public final class Instrumentation: Sendable {
     /// instrumentation finishes the stream and ends the task.
     private final class State: Sendable {
         let slow = HookList<@Sendable (String, Double) -> Void>()
+        let slowChains = HookList<@Sendable (SlowResolution) -> Void>()
         let errors = HookList<@Sendable (String, any Error) -> Void>()
         let pressure = HookList<@Sendable () -> Void>()
         let level: Atomic<Int>
@@ -28,13 +29,12 @@ public final class Instrumentation: Sendable {
         func deliver(_ stream: AsyncStream<Event>) async {
             for await event in stream {
                 switch event {
-                case .slowResolution(let service, let seconds, let threshold, let throttle):
-                    throttled(.slowResolution, service: service, .warnings, .warning,
-                              "Slow resolution of \(service): \(Instrumentation.milliseconds(seconds)) ms (threshold \(threshold))",
-                              metadata: ["dependency": "\(service)", "duration_usec": "\(Int64(seconds * 1_000_000))",
-                                         "threshold_usec": "\(threshold.totalNanoseconds / 1_000)"],
-                              throttle: throttle)
+                case .slowResolution(let resolution, let throttle):
+                    let service = resolution.service, seconds = resolution.duration.totalSeconds
+                    throttled(.slowResolution, service: service, .warnings, .warning, Instrumentation.message(resolution),
+                              metadata: Instrumentation.metadata(resolution), throttle: throttle)
                     for handler in slow.all { handler(service, seconds) }
+                    for handler in slowChains.all { handler(resolution) }
                 case .resolutionError(let service, let error, let throttle):
                     if let throttle {
                         throttled(.resolutionError, service: service, .errors, .error,
@@ -85,8 +85,33 @@ public final class Instrumentation: Sendable {
         return "\(micros / 1_000)" + (trimmed.isEmpty ? "" : "." + String(trimmed))
     }
 
+    /// `Slow resolution of ReportBuilder: 30.2 ms (threshold 10 ms)`, and its chain when it has one:
+    /// `; chain OrderService 35.4 ms (self 5.1) → ReportBuilder 30.2 ms (self 10.1) → Database 20.1 ms
+    /// (self 20.1), slowest Database` (runs and times for a chain of up to 8, the names alone past it).
+    static func message(_ resolution: SlowResolution) -> Logger.Message {
+        var text = "Slow resolution of \(resolution.service): \(milliseconds(resolution.duration.totalSeconds)) ms (threshold \(milliseconds(resolution.threshold.totalSeconds)) ms)"
+        guard resolution.chain.count > 1 else { return "\(text)" }
+        if resolution.chain.count <= 8 {
+            text += "; chain " + resolution.chain.map {
+                "\($0.service) \(milliseconds($0.total.totalSeconds)) ms (self \(milliseconds($0.selfTime.totalSeconds)))"
+            }.joined(separator: " → ")
+        } else {
+            text += "; chain " + resolution.chainText
+        }
+        return "\(text), slowest \(resolution.chain[resolution.slowest].service)"
+    }
+
+    /// The journal's fields of a slow resolution: `WEAVE_DEPENDENCY`, `WEAVE_DURATION_USEC`,
+    /// `WEAVE_THRESHOLD_USEC`, and `WEAVE_CHAIN`, `WEAVE_SELF_USEC`, `WEAVE_SLOWEST`.
+    package static func metadata(_ resolution: SlowResolution) -> Logger.Metadata {
+        ["dependency": "\(resolution.service)", "duration_usec": "\(resolution.duration.totalNanoseconds / 1_000)",
+         "threshold_usec": "\(resolution.threshold.totalNanoseconds / 1_000)", "chain": "\(resolution.chainText)",
+         "self_usec": "\(resolution.selfTime.totalNanoseconds / 1_000)",
+         "slowest": "\(resolution.chain[resolution.slowest].service.prefix(maxUTF8Bytes: 256))"]
+    }
+
     private enum Event: Sendable {
-        case slowResolution(service: String, seconds: Double, threshold: Duration, throttle: LogThrottle)
+        case slowResolution(SlowResolution, throttle: LogThrottle)
         /// Logged within `throttle`'s limit; not logged without one.
         case resolutionError(service: String, error: ResolutionError, throttle: LogThrottle?)
         case memoryPressure
@@ -142,6 +167,15 @@ public final class Instrumentation: Sendable {
         state.slow.add(handler)
     }
 
+    /// Calls `handler` with every resolve slower than the container's threshold, and why: its chain
+    /// of factory runs with their totals and self times (`SlowResolution`). A slow run nested in
+    /// another is reported when the outermost resolve on its thread ends, when the chain's times
+    /// are known. Handlers run on the delivery task, never on the resolving thread.
+    @discardableResult
+    public func onSlowResolution(_ handler: @escaping @Sendable (SlowResolution) -> Void) -> HookToken {
+        state.slowChains.add(handler)
+    }
+
     /// Calls `handler` with the service name and the `ResolutionError` of: a resolve of an
     /// unregistered type through the optional APIs (`resolve`, `@Inject`), a cycle, a factory that
     /// throws, and an argument mismatch.
@@ -167,9 +201,8 @@ public final class Instrumentation: Sendable {
 
     /// A resolve slower than its container's threshold: logged at warning level within the
     /// container's rate limit (`throttle`), and sent to the handlers.
-    func slow(service: String, nanos: UInt64, threshold: UInt64, throttle: LogThrottle) {
-        enqueue(.slowResolution(service: service, seconds: Double(nanos) / 1e9, threshold: .nanoseconds(Int64(threshold)),
-                                throttle: throttle))
+    func slow(_ resolution: SlowResolution, throttle: LogThrottle) {
+        enqueue(.slowResolution(resolution, throttle: throttle))
     }
 
     /// A failed resolve: logged at error level within the container's rate limit (`throttle`; nil

@@ -23,6 +23,13 @@ extension UnifiedDI {
         Container.live.instrumentation.onSlowResolution(handler)
     }
 
+    /// The same, with why it was slow: the chain of factory runs, their totals and self times
+    /// (`SlowResolution`).
+    @discardableResult
+    public static func onSlowResolution(_ handler: @escaping @Sendable (SlowResolution) -> Void) -> HookToken {
+        Container.live.instrumentation.onSlowResolution(handler)
+    }
+
     /// Calls `handler` with the service name and the `ResolutionError` of `Container.live`'s failed
     /// resolves: an unregistered type through the optional APIs (`resolve`, `@Inject`), a cycle, a
     /// factory that throws, and an argument mismatch.

@@ -8,7 +8,9 @@ import WeaveSupport
 ///   threads than shards (`ShardSlots`), so resolves on different threads write different lines;
 /// - the registrations whose synchronous factories are running on the thread, outermost first, for
 ///   cycle detection and the dependency graph. Cycles are therefore detected per thread, with no
-///   global stack: two threads resolving the same type are not a cycle.
+///   global stack: two threads resolving the same type are not a cycle;
+/// - for each of those runs, the time of the runs nested in it that finished (its self time is the
+///   rest), and the finished runs worth naming in a slow resolution's chain (`ResolutionTrace`).
 @usableFromInline
 struct ThreadFrame {
     @usableFromInline let shard: Int
@@ -16,7 +18,11 @@ struct ThreadFrame {
     @usableFromInline var depth = 0
     /// Unretained: each is kept alive by the resolve that runs its factory.
     @usableFromInline var stack: UnsafeMutablePointer<Unmanaged<AnyRegistration>>
+    /// Per entry of `stack`: the nanoseconds of the finished runs nested directly in it.
+    @usableFromInline var childNanos: UnsafeMutablePointer<UInt64>
     @usableFromInline var capacity = 16
+    /// The finished runs kept for slow resolutions' chains since the outermost began; made by the first.
+    @usableFromInline var trace: ResolutionTrace?
     /// Counts down to the next cached hit that is timed.
     @usableFromInline var sampleCountdown = 1
     /// `Container.live` as this thread last read it (retained), and its generation (0: none yet).
@@ -35,6 +41,7 @@ struct ThreadFrame {
     init(shard: Int) {
         self.shard = shard
         stack = Self.allocateStack(capacity: capacity)
+        childNanos = Self.allocateLines(of: UInt64.self, count: capacity)
     }
 
     /// Memory that only this thread writes, on cache lines of its own: another thread's frame or
@@ -120,12 +127,35 @@ struct ThreadFrame {
     mutating func push(_ registration: Unmanaged<AnyRegistration>) {
         if depth == capacity { grow() }
         stack[depth] = registration
+        childNanos[depth] = 0
         depth &+= 1
     }
 
+    /// Ends the innermost run; when it was the outermost, reports the slow runs kept meanwhile.
     @inlinable
     mutating func pop() {
         depth &-= 1
+        if depth == 0, trace != nil { flushTrace() }
+    }
+
+    @usableFromInline
+    mutating func flushTrace() {
+        trace.unsafelyUnwrapped.flush()
+    }
+
+    /// The self time of the innermost run, which took `nanos` in all, and its part in its parent's.
+    @inlinable
+    mutating func finishRun(nanos: UInt64) -> UInt64 {
+        let level = depth &- 1
+        let own = nanos &- Swift.min(nanos, childNanos[level])
+        if level > 0 { childNanos[level &- 1] &+= nanos }
+        return own
+    }
+
+    /// Keeps the innermost run (finished) for chains; false when it could not be kept.
+    mutating func keep(_ service: String, total: UInt64, own: UInt64, report: ResolutionTrace.Report?) -> Bool {
+        if trace == nil { trace = ResolutionTrace() }
+        return trace.unsafelyUnwrapped.append(.init(service: service, depth: depth, total: total, own: own, report: report))
     }
 
     @usableFromInline
@@ -134,6 +164,10 @@ struct ThreadFrame {
         grown.moveInitialize(from: stack, count: depth)
         stack.deallocate()
         stack = grown
+        let nanos = Self.allocateLines(of: UInt64.self, count: capacity * 2)
+        nanos.moveInitialize(from: childNanos, count: depth)
+        childNanos.deallocate()
+        childNanos = nanos
         capacity *= 2
     }
 
@@ -154,6 +188,7 @@ let threadFrameKey: pthread_key_t = {
     let status = pthread_key_create(&key) { raw in
         guard let frame = raw?.assumingMemoryBound(to: ThreadFrame.self) else { return }
         frame.pointee.stack.deallocate()
+        frame.pointee.childNanos.deallocate()
         frame.pointee.edgeMemo?.deallocate()
         ShardSlots.release(frame.pointee.shard)
         frame.pointee.live?.release()

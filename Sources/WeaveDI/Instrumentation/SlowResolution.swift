@@ -1,0 +1,55 @@
+import WeaveSupport
+
+/// A resolve slower than its container's threshold, and why: the chain of factory runs it was part
+/// of, from the outermost resolve on its thread down through it to the run that took the most time
+/// of its own (`OrderService → ReportBuilder → Database`), each with its total and its self time
+/// (its total minus the runs nested in it). What `Instrumentation.onSlowResolution` hands over.
+public struct SlowResolution: Sendable, Equatable {
+    /// One factory run of the chain.
+    public struct Run: Sendable, Equatable {
+        /// The registration's description: `TypeName`, or `name (TypeName)`.
+        public let service: String
+        /// From its factory's start to its end, the runs nested in it included.
+        public let total: Duration
+        /// `total` minus the runs nested directly in it.
+        public let selfTime: Duration
+
+        public init(service: String, total: Duration, selfTime: Duration) {
+            self.service = service
+            self.total = total
+            self.selfTime = selfTime
+        }
+    }
+
+    /// The slow resolve's registration, and how long it took.
+    public let service: String
+    public let duration: Duration
+    /// The container's threshold it passed.
+    public let threshold: Duration
+    /// From the outermost resolve to the run with the most self time below `service`; `service` is
+    /// one of them (`chain[position]`).
+    public let chain: [Run]
+    public let position: Int
+    /// The run of `chain` with the most self time.
+    public let slowest: Int
+
+    public init(service: String, duration: Duration, threshold: Duration, chain: [Run], position: Int) {
+        self.service = service
+        self.duration = duration
+        self.threshold = threshold
+        self.chain = chain
+        self.position = position
+        slowest = chain.indices.max { chain[$0].selfTime < chain[$1].selfTime } ?? position
+    }
+
+    /// The slow run's own time.
+    public var selfTime: Duration { chain[position].selfTime }
+
+    /// `OrderService → ReportBuilder → Database`, at most `maxChainBytes` (cut, with `…`).
+    public var chainText: String {
+        chain.map(\.service).joined(separator: " → ").prefix(maxUTF8Bytes: Self.maxChainBytes)
+    }
+
+    /// The most of `chainText`, in bytes (a recursion through a cycle can be 1,000 runs deep).
+    public static let maxChainBytes = 1_024
+}
