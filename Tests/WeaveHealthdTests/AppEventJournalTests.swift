@@ -92,6 +92,26 @@ import WeaveTestSupport
         return Array(log.json(after: 0, limit: 256).utf8)
     }
 
+    /// A slow resolution's chain reaches the journal (#55): `WEAVE_CHAIN`, `WEAVE_SELF_USEC`,
+    /// `WEAVE_SLOWEST` and the message, inert (a hostile name's control and bidi characters escaped)
+    /// and bounded (each field 512 bytes, as every event field).
+    @Test func aSlowResolutionsChainIsWrittenInertAndBounded() throws {
+        let log = ContainerEventLog(capacity: 8)
+        let hostile = "Evil\u{1B}[2J\u{202E}gnp"
+        log.append(.slowResolution, ["dependency": "ReportBuilder", "duration_usec": "30000", "threshold_usec": "10000",
+                                     "chain": "OrderService → ReportBuilder → \(hostile) → " + String(repeating: "x", count: 2_000),
+                                     "self_usec": "10000", "slowest": hostile])
+        let records = LogRecords()
+        let journal = AppEventJournal(limit: generous, started: log.started - 1, logger: records.logger)
+        try journal.ingest("orders", Array(log.json(after: 0, limit: 256).utf8))
+        let entry = try #require(records.entries.first)
+        let chain = "\(entry.metadata["chain"] ?? "")"
+        #expect(chain.hasPrefix(#"OrderService → ReportBuilder → Evil\u{1B}[2J\u{202E}gnp → xx"#) && chain.utf8.count <= 520)
+        #expect(entry.metadata["self_usec"] == "10000" && entry.metadata["slowest"] == #"Evil\u{1B}[2J\u{202E}gnp"#)
+        #expect(entry.message.hasPrefix("Application orders: slow resolution of ReportBuilder: 30.0 ms (threshold 10.0 ms); chain OrderService → "))
+        #expect(!entry.message.unicodeScalars.contains("\u{1B}") && !entry.message.unicodeScalars.contains("\u{202E}"))
+    }
+
     /// Dropped before they were read: the daemon says how many, once, and goes on from the oldest kept.
     @Test func eventsTheLogDroppedAreCountedAsMissed() throws {
         let log = ContainerEventLog(capacity: 8)
