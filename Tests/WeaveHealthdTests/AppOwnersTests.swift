@@ -45,12 +45,11 @@ import WeaveTestSupport
         let owners = AppOwners(logger: records.logger)
         #expect(owners.admit("orders", uid: 1_001, linkOwner: 1_001, path: "/s/orders.sock", present: ["orders"]))
         let names = (0..<AppOwners.maxNamesPerUser).map { "flood-\($0)" }
-        for name in names {
-            #expect(owners.admit(name, uid: 2_000, linkOwner: 2_000, path: "/s/\(name).sock", present: Set(names)))
-        }
+        let present = Set(names)
+        #expect(names.allSatisfy { owners.admit($0, uid: 2_000, linkOwner: 2_000, path: "/s/\($0).sock", present: present) })
         // All of its names present: no room, refused and said.
         #expect(!owners.admit("one-more", uid: 2_000, linkOwner: 2_000, path: "/s/one-more.sock", present: Set(names + ["one-more"])))
-        #expect(refused(owners)["full"] == 1 && records.entries.last?.message.contains("has bound 1024 application names") == true)
+        #expect(refused(owners)["full"] == 1 && records.entries.last?.message.contains("has bound \(AppOwners.maxNamesPerUser) application names") == true)
         // Its own names gone (and orders' socket gone too): its own are forgotten, orders' is not.
         #expect(owners.admit("one-more", uid: 2_000, linkOwner: 2_000, path: "/s/one-more.sock", present: ["one-more"]))
         #expect(!owners.admit("orders", uid: 2_000, linkOwner: 2_000, path: "/s/orders.sock", present: ["orders", "one-more"]))

@@ -530,14 +530,15 @@ final class AppFleet: Sendable {
     // MARK: Plumbing
 
     /// Runs `body` for every target, at most `maxConcurrentRequests` at a time, in asking order for
-    /// `path` (`askingOrder`); results in target order.
+    /// `path` (`askingOrder`), each with how many targets were not started yet, itself included;
+    /// results in target order.
     private func each<Result: Sendable>(_ targets: [AppTarget], path: String,
-                                        _ body: @escaping @Sendable (AppTarget) async -> Result) async -> [Result] {
+                                        _ body: @escaping @Sendable (AppTarget, _ remaining: Int) async -> Result) async -> [Result] {
         await withTaskGroup(of: (Int, Result).self) { group in
             var results: [(Int, Result)] = []
             for (started, index) in askingOrder(targets, path: path).enumerated() {
                 if started >= Self.maxConcurrentRequests, let finished = await group.next() { results.append(finished) }
-                group.addTask { [target = targets[index]] in (index, await body(target)) }
+                group.addTask { [target = targets[index], remaining = targets.count - started] in (index, await body(target, remaining)) }
             }
             for await finished in group { results.append(finished) }
             return results.sorted { $0.0 < $1.0 }.map(\.1)
@@ -566,10 +567,11 @@ final class AppFleet: Sendable {
     /// does not say whether the application is up) and forgets those whose socket is gone. Outcomes
     /// in target order. With `room` (bytes the answers may still take), no answer is read past it.
     ///
-    /// Each request has `timeout`, or its share of the budget when there are more applications than
-    /// requests at once (the budget over the number of waves of `maxConcurrentRequests`), whichever
-    /// is less: however many applications hang, and whatever their names, every one is asked
-    /// within the budget.
+    /// Each request has `timeout`, or its share of what is left of the budget when there are more
+    /// applications than requests at once (what is left over the waves of `maxConcurrentRequests`
+    /// still to start, its own included), whichever is less: however many applications hang, and
+    /// whatever their names, every one is asked within the budget, and the time quick ones leave
+    /// goes to those after them.
     ///
     /// For a side endpoint (`notes` false: `/events`, `/dependencies`), the round does not wait for
     /// the applications that failed it when last asked: each is asked on its own (at most
@@ -582,9 +584,8 @@ final class AppFleet: Sendable {
     ) async -> [(target: AppTarget, outcome: Result<Value, FetchFailure>, duration: Duration)] {
         let deadline = ContinuousClock.now + configuration.budget
         let targets = targets()
-        let waves = (targets.count + Self.maxConcurrentRequests - 1) / Self.maxConcurrentRequests
-        let share = min(configuration.timeout, configuration.budget / max(waves, 1))
-        let askOne = { @Sendable [self] (target: AppTarget) async -> (target: AppTarget, outcome: Result<Value, FetchFailure>, duration: Duration) in
+        let askOne = { @Sendable [self] (target: AppTarget, remaining: Int) async
+            -> (target: AppTarget, outcome: Result<Value, FetchFailure>, duration: Duration) in
             let start = ContinuousClock.now
             let outcome: Result<Value, FetchFailure>
             var answered = false
@@ -597,7 +598,8 @@ final class AppFleet: Sendable {
                 if lifecycle.isStopped(target.name), case .unix(let path) = target.address, !Self.exists(path) {
                     throw FetchFailure(Self.stoppedReason)
                 }
-                let timeout = min(share, left)
+                let waves = (remaining + Self.maxConcurrentRequests - 1) / Self.maxConcurrentRequests
+                let timeout = min(configuration.timeout, left / max(waves, 1))
                 let fetch = HTTPFetch(target: target.address, timeout: timeout,
                                       maxBodyBytes: cap, overflow: .fail, group: group, pool: connections)
                 let response = try await fetch.get(target.pathPrefix + path + (query?(target) ?? ""), host: target.host,
@@ -625,7 +627,7 @@ final class AppFleet: Sendable {
         if !notes {
             let failed = answeredWhenAsked.withLock { answered in Set(targets.filter { answered[path]?[$0.name] == false }.map(\.name)) }
             awaited.removeAll { failed.contains($0.name) }
-            for target in targets where failed.contains(target.name) { askApart(target, path: path, askOne) }
+            for target in targets where failed.contains(target.name) { askApart(target, path: path) { await askOne($0, 1) } }
         }
         let answers = await each(awaited, path: path, askOne)
         let names = Set(targets.map(\.name))

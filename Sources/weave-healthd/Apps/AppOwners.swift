@@ -15,9 +15,9 @@ import WeaveSupport
 /// not vacant while the daemon restarts (an upgrade). Process-wide, so a reload keeps them.
 final class AppOwners: Sendable {
     /// Names one user may bind.
-    static let maxNamesPerUser = 1_024
+    static let maxNamesPerUser = 4_096
     /// Names bound in all, and claims logged, at most.
-    static let maxNames = 4_096
+    static let maxNames = 16_384
     static let fileName = "app-owners.json"
     static let what = "the owners of the application names"
 
@@ -33,6 +33,12 @@ final class AppOwners: Sendable {
 
     private struct State {
         var owners: [String: UInt32] = [:]
+        /// How many names each user has bound.
+        var perUser: [UInt32: Int] = [:]
+
+        mutating func count() {
+            perUser = owners.values.reduce(into: [:]) { $0[$1, default: 0] += 1 }
+        }
         var refused: [Refusal: Int] = [:]
         var logged: Set<String> = []
         var changed = false
@@ -47,7 +53,10 @@ final class AppOwners: Sendable {
         self.file = file
         self.logger = logger
         if let owners = file?.load(consequence: "names are bound anew as their sockets are found", Self.parse) {
-            state.withLock { $0.owners = owners }
+            state.withLock { state in
+                state.owners = owners
+                state.count()
+            }
         }
     }
 
@@ -89,6 +98,7 @@ final class AppOwners: Sendable {
             if let uid, owner == nil {
                 if Self.hasRoom(for: uid, in: state) || forgetGone(of: uid, in: &state, present: present) {
                     state.owners[name] = uid
+                    state.perUser[uid, default: 0] += 1
                     state.changed = true
                     return (nil, uid, false)
                 }
@@ -111,12 +121,13 @@ final class AppOwners: Sendable {
     private func forgetGone(of uid: UInt32, in state: inout State, present: Set<String>) -> Bool {
         let before = state.owners.count
         state.owners = state.owners.filter { $0.value != uid || present.contains($0.key) }
+        state.count()
         if state.owners.count < before { state.changed = true }
         return Self.hasRoom(for: uid, in: state)
     }
 
     private static func hasRoom(for uid: UInt32, in state: State) -> Bool {
-        state.owners.count < maxNames && state.owners.values.count(where: { $0 == uid }) < maxNamesPerUser
+        state.owners.count < maxNames && state.perUser[uid, default: 0] < maxNamesPerUser
     }
 
     private func log(_ refusal: Refusal, name: String, uid: UInt32?, linkOwner: UInt32, owner: UInt32?, path: String) {

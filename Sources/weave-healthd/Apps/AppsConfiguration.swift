@@ -32,7 +32,7 @@ struct AppsConfiguration: Sendable {
 
     init(directory: String? = AppSocket.defaultDirectory, targets: [AppTarget] = [], timeout: Duration = .seconds(2),
          budget: Duration = .seconds(5), healthInterval: Duration = .seconds(1), maxResponseBytes: Int = 4 << 20,
-         maxScrapeBytes: Int = 16 << 20, labelLimit: Int = 128, sampleLimit: Int? = 100_000) {
+         maxScrapeBytes: Int = 16 << 20, labelLimit: Int = 128, sampleLimit: Int? = 200_000) {
         self.directory = directory
         self.targets = targets
         self.timeout = timeout
