@@ -66,7 +66,7 @@ public final class AppEndpoint: Service, Sendable {
                 HealthMetrics { monitor.latestReport },
             ] + collectors + [ProcessMetrics(), BuildInfo(identity: identity)],
             source: MonitorHealthSource(monitor: monitor), lifecycle: ServerLifecycle(),
-            routes: [.dependencies { container.statistics() }, .events(events)])
+            routes: [.dependencies({ container.statistics() }, startup: { container.startupTree }), .events(events)])
         self.server = listeners.isEmpty ? nil : HealthServer(router: router, group: group, logger: logger)
         pressure = configuration.watchesMemoryPressure ? MemoryPressureMonitor(containers: [container]) : nil
     }
@@ -91,9 +91,11 @@ public final class AppEndpoint: Service, Sendable {
         defer { pressure?.stop() }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [events, container, monitor] in await events.record(container, monitor) }
-            group.addTask { [monitor, lifecycle = router.lifecycle] in
+            group.addTask { [monitor, container, lifecycle = router.lifecycle] in
                 _ = await monitor.checkAll()
                 lifecycle.markStarted()
+                // Ready: what was resolved until now is the application's startup.
+                container.endStartup()
                 await monitor.run()
             }
             group.addTask { [logger, server, configuration, lifecycle = router.lifecycle, instrumentation = container.instrumentation] in

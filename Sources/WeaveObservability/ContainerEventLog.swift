@@ -17,15 +17,17 @@ public final class ContainerEventLog: Sendable {
             case resolutionError = "resolution_error"
             case memoryPressure = "memory_pressure"
             case healthTransition = "health_transition"
+            case startup
         }
 
         public let sequence: UInt64
         /// Seconds since the Unix epoch.
         public let time: Double
         public let kind: Kind
-        /// `dependency`, `duration_usec`, `threshold_usec`, `chain`, `self_usec`, `slowest` (slow);
+        /// `dependency`, `duration_usec`, `threshold_usec`, `chain`, `chain_usec`, `self_usec`, `slowest` (slow);
         /// `dependency`, `error_kind`, `error`
-        /// (error); none (pressure); `check`, `state_from`, `state_to`, `reason` (transition).
+        /// (error); none (pressure); `check`, `state_from`, `state_to`, `reason` (transition);
+        /// `duration_usec`, `runs`, `chain`, `chain_usec`, `self_usec`, `slowest` (startup).
         public let fields: [String: String]
     }
 
@@ -35,20 +37,24 @@ public final class ContainerEventLog: Sendable {
     public let started: Double
     /// Field values are cut to this many bytes (an error's description can be long).
     public static let maxFieldBytes = 512
-    private let state: Locked<(ring: [Event], next: UInt64)>
+    private let state: Locked<(ring: [Event], next: UInt64, startup: Bool)>
 
     public init(capacity: Int = 1_024) {
         precondition(capacity >= 1, "an event log keeps at least one event")
         self.capacity = capacity
         started = WallClock.now()
-        state = Locked(([], 1))
+        state = Locked(([], 1, false))
     }
 
-    /// Appends an event, numbered after the last; drops the oldest beyond `capacity`.
-    public func append(_ kind: Event.Kind, _ fields: [String: String]) {
+    /// Appends an event, numbered after the last; drops the oldest beyond `capacity`. `time`: when
+    /// it happened (seconds since the Unix epoch), by default now. A log takes one `.startup` event, the first.
+    public func append(_ kind: Event.Kind, _ fields: [String: String], at time: Double = WallClock.now()) {
         let cut = fields.mapValues { $0.prefix(maxUTF8Bytes: Self.maxFieldBytes) }
-        let time = WallClock.now()
         state.withLock { state in
+            if kind == .startup {
+                guard !state.startup else { return }
+                state.startup = true
+            }
             if state.ring.count == capacity { state.ring.removeFirst(capacity / 8 + 1) }
             state.ring.append(Event(sequence: state.next, time: time, kind: kind, fields: cut))
             state.next += 1
@@ -79,6 +85,10 @@ public final class ContainerEventLog: Sendable {
         return text + "]}"
     }
 
+    private func appendStartup(_ tree: StartupTree) {
+        append(.startup, Instrumentation.metadata(tree).mapValues { "\($0)" }, at: tree.endedAt ?? WallClock.now())
+    }
+
     /// Events read at most per `/events` request.
     public static let maxPerRequest = 256
 
@@ -98,8 +108,12 @@ public final class ContainerEventLog: Sendable {
                 append(.resolutionError, ["dependency": service, "error_kind": kind, "error": "\(error)"])
             },
             instrumentation.onMemoryPressure { [self] in append(.memoryPressure, [:]) },
+            instrumentation.onStartup { [self] tree in appendStartup(tree) },
         ]
         defer { for token in tokens { token.cancel() } }
+        // A startup that ended before this began is in the log all the same (once).
+        let startup = container.startupTree
+        if startup.ended { appendStartup(startup) }
         for await transition in await monitor.transitions() {
             // A check's first result is its start, not a change.
             guard let from = transition.from else { continue }

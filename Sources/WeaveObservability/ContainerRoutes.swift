@@ -4,12 +4,15 @@ import WeavePrometheus
 
 extension HealthRoute {
     /// `/dependencies`: the slowest dependencies of a container (`?limit=N`, 10 by default, at most
-    /// 100), as `DependencySummary` JSON, with the router's version and this process's start.
-    public static func dependencies(_ statistics: @escaping @Sendable () -> ContainerStatistics) -> HealthRoute {
+    /// 100) and the longest runs of its startup tree (`?startup=N`, 20 by default, at most 100), as
+    /// `DependencySummary` JSON, with the router's version and this process's start.
+    public static func dependencies(_ statistics: @escaping @Sendable () -> ContainerStatistics,
+                                    startup: @escaping @Sendable () -> StartupTree? = { nil }) -> HealthRoute {
         HealthRoute(components: ["dependencies"], formats: ["application/json"], responder: .rendered { request, router in
             let asked = request.values("limit").last.flatMap { Int($0) } ?? DependencySummary.defaultLimit
+            let runs = request.values("startup").last.flatMap { Int($0) } ?? DependencySummary.defaultStartupRuns
             let summary = DependencySummary(version: router.identity.version, startedAt: ProcessMetrics.startTime(),
-                                            statistics: statistics(), limit: asked)
+                                            statistics: statistics(), limit: asked, startup: startup(), startupRuns: runs)
             return HealthResponse(status: 200, contentType: "application/json", text: summary.json)
         })
     }

@@ -48,6 +48,42 @@ struct NoChecks: HealthSource {
         #expect(read == summary)
     }
 
+    /// The startup tree's longest runs travel with it (#55), their times to the nanosecond, and
+    /// `?startup=N` bounds them.
+    @Test func carriesTheStartupTree() throws {
+        let container = container()
+        container.endStartup()
+        let tree = container.startupTree
+        let summary = DependencySummary(version: "1", startedAt: nil, statistics: container.statistics(), limit: 10, startup: tree)
+        let read = try #require(DependencySummary(json: Array(summary.json.utf8))?.startup)
+        #expect(read.runs.map(\.service) == ["Fast", "Slow"] && read.runs.allSatisfy { $0.parent == nil })
+        #expect(read.endedAt.map { abs($0 - tree.endedAt!) < 1e-6 } == true && read.omitted == 0)
+        for (got, sent) in zip(read.runs, tree.runs) {
+            #expect(abs((got.total - sent.total).totalSeconds) < 1e-9 && abs((got.selfTime - sent.selfTime).totalSeconds) < 1e-9)
+        }
+        let one = DependencySummary(version: "1", startedAt: nil, statistics: container.statistics(), limit: 10, startup: tree, startupRuns: 1)
+        #expect(one.startup?.runs.map(\.service) == ["Slow"] && one.startup?.omitted == 1)
+        let none = DependencySummary(version: "1", startedAt: nil, statistics: container.statistics(), limit: 10)
+        #expect(!none.json.contains("startup") && DependencySummary(json: Array(none.json.utf8))?.startup == nil)
+    }
+
+    /// What another process sends as a startup tree is refused whole unless it is one.
+    @Test func refusesWhatIsNotAStartupTree() {
+        let head = "{\"version\":\"1\",\"dependencies\":[],\"startup\":"
+        let run = "{\"name\":\"A\",\"parent\":null,\"start\":0,\"total\":0.002,\"self\":0.001}"
+        #expect(DependencySummary(json: Array((head + "{\"endedAt\":null,\"omitted\":0,\"runs\":[\(run)]}}").utf8)) != nil)
+        for startup in ["{\"omitted\":0,\"runs\":[]}", "{\"endedAt\":\"x\",\"omitted\":0,\"runs\":[]}",
+                        "{\"endedAt\":-1,\"omitted\":0,\"runs\":[]}", "{\"endedAt\":1,\"omitted\":-1,\"runs\":[]}",
+                        "{\"endedAt\":1,\"omitted\":0,\"runs\":{}}",
+                        "{\"endedAt\":1,\"omitted\":0,\"runs\":[{\"name\":\"A\",\"parent\":null,\"start\":0,\"total\":0.001,\"self\":0.002}]}",
+                        "{\"endedAt\":1,\"omitted\":0,\"runs\":[{\"name\":\"A\",\"parent\":1,\"start\":0,\"total\":0.002,\"self\":0.001}]}",
+                        "{\"endedAt\":1,\"omitted\":0,\"runs\":[{\"name\":\"A\",\"start\":0,\"total\":0.002,\"self\":0.001}]}",
+                        "{\"endedAt\":1,\"omitted\":0,\"runs\":[{\"name\":\"A\",\"parent\":null,\"start\":1e300,\"total\":0.002,\"self\":0.001}]}",
+                        "{\"endedAt\":1,\"omitted\":0,\"runs\":[" + Array(repeating: run, count: 101).joined(separator: ",") + "]}"] {
+            #expect(DependencySummary(json: Array((head + startup + "}").utf8)) == nil, "\(startup.prefix(120))")
+        }
+    }
+
     @Test func refusesWhatIsNotASummary() {
         for text in ["", "[]", "{\"dependencies\":[]}", "{\"version\":\"1\",\"dependencies\":{}}",
                      "{\"version\":\"1\",\"dependencies\":[{\"name\":\"A\",\"resolutions\":-1,\"slow\":0,\"errors\":0}]}",

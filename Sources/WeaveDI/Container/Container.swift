@@ -48,6 +48,8 @@ public final class Container: @unchecked Sendable {
     @usableFromInline let slowThresholdNanos: Atomic<UInt64>
     /// This container's log rate limit for slow-resolution and resolution-error records.
     let logThrottle: LogThrottle
+    /// The first factory runs of its dependencies until startup ends (`endStartup()`).
+    @usableFromInline let startup = StartupRecorder()
 
     /// One cached hit in this many, per thread, is timed for the hit-latency histogram: timing every
     /// hit would cost more than the hit itself.
@@ -398,16 +400,22 @@ public final class Container: @unchecked Sendable {
     /// when the timing is reported. `framed`: a factory run pushed on `frame`'s stack, whose self
     /// time is kept (and which, when it is long enough to be named in a chain, is kept in the
     /// frame's trace: its slow report waits for the outermost run's end, `ResolutionTrace`).
+    /// `created`: a factory run, kept in the startup tree while startup lasts (`asyncParent`: the
+    /// async factory an async one ran in).
     @usableFromInline
     func recordTiming(
         index: Int, start: UInt64, histogram: Int, created: Bool = false, countResolution: Bool = false,
         frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current, pinned: Bool = false, framed: Bool = false,
-        service: @autoclosure () -> String
+        asyncParent: RegistrationKey? = nil, service: @autoclosure () -> String
     ) {
         let nanos = clock.nanoseconds(clock.now() &- start)
         let threshold = slowThresholdNanos.load(ordering: .relaxed)
         let slow = nanos > threshold
         let own = framed ? frame.pointee.finishRun(nanos: nanos) : nanos
+        if created, startup.isOpen.load(ordering: .relaxed) {
+            startup.record(.init(service: service(), parent: framed ? frame.pointee.parentName : asyncParent?.description,
+                                 start: start, nanos: nanos, own: framed ? own : nil))
+        }
         let traced = framed && nanos > threshold >> 3
         let reported = slow || traced || hasTimingObservers.load(ordering: .relaxed)
         lock.withReadLock(shard: frame.pointee.shard) { shard in

@@ -4,6 +4,8 @@ import WeaveSupport
 extension WeaveEvent {
     public static let slowResolution = WeaveEvent(messageID: "735c7427772241aba150555de1608eb8", title: "slow resolution")
     public static let resolutionError = WeaveEvent(messageID: "00f18f663af544d787af7808aa6dc0b3", title: "resolution error")
+    /// A container's startup ended (`Container.endStartup()`): its resolving time and slowest chain.
+    public static let startupResolutions = WeaveEvent(messageID: "57b5cb60bf30423b9db33ca732852175", title: "startup resolutions")
     /// A log rate limit's summary of the records of one kind it did not write (`suppressedRecords`).
     public static let recordsSuppressed = WeaveEvent(messageID: "9e29899a6f2c4d94ab6b1a43c075903d", title: "records suppressed")
 
@@ -17,5 +19,5 @@ extension WeaveEvent {
     }
 
     /// The events a container logs.
-    public static let containerEvents: [WeaveEvent] = [.slowResolution, .resolutionError, .recordsSuppressed]
+    public static let containerEvents: [WeaveEvent] = [.slowResolution, .resolutionError, .startupResolutions, .recordsSuppressed]
 }

@@ -50,6 +50,20 @@ public struct SlowResolution: Sendable, Equatable {
         chain.map(\.service).joined(separator: " → ").prefix(maxUTF8Bytes: Self.maxChainBytes)
     }
 
+    /// Each run's total and self time in microseconds, as `chainText` orders them:
+    /// `35412/5101 30201/10102 20100/20100` (the journal's `WEAVE_CHAIN_USEC`).
+    public var chainTimesText: String {
+        Self.timesText(chain.map { ($0.total, $0.selfTime) })
+    }
+
+    /// `total/self` in microseconds per run, for the first `maxTimedRuns`.
+    static func timesText(_ runs: [(total: Duration, selfTime: Duration)]) -> String {
+        runs.prefix(maxTimedRuns).map { "\($0.total.totalNanoseconds / 1_000)/\($0.selfTime.totalNanoseconds / 1_000)" }
+            .joined(separator: " ")
+    }
+
     /// The most of `chainText`, in bytes (a recursion through a cycle can be 1,000 runs deep).
     public static let maxChainBytes = 1_024
+    /// The most runs `chainTimesText` times (its text stays within an event's 512-byte field).
+    public static let maxTimedRuns = 32
 }

@@ -46,6 +46,18 @@ extension UnifiedDI {
         Container.live.instrumentation.onMemoryPressure(handler)
     }
 
+    /// Calls `handler` with `Container.live`'s startup tree when its startup ends.
+    @discardableResult
+    public static func onStartup(_ handler: @escaping @Sendable (StartupTree) -> Void) -> HookToken {
+        Container.live.instrumentation.onStartup(handler)
+    }
+
+    /// Ends `Container.live`'s startup (`Container.endStartup()`); an `AppEndpoint` does it when ready.
+    @discardableResult
+    public static func endStartup() -> StartupTree? {
+        Container.live.endStartup()
+    }
+
     /// Waits until every hook event of `Container.live` reported so far has reached its handlers.
     public static func flushHooks() async {
         await Container.live.instrumentation.flush()

@@ -72,6 +72,12 @@ struct ThreadFrame {
         (0..<depth).map { stack[$0].takeUnretainedValue() }
     }
 
+    /// The description of the run the innermost one is nested in: the next on this thread's stack,
+    /// else the async factory the outermost runs in (`Container.asyncStack`).
+    var parentName: String? {
+        depth >= 2 ? stack[depth &- 2]._withUnsafeGuaranteedRef { $0.key.description } : Container.asyncStack.last?.description
+    }
+
     /// The registration whose factory is running innermost, if any.
     @inlinable var innermost: Unmanaged<AnyRegistration>? {
         depth == 0 ? nil : stack[depth &- 1]

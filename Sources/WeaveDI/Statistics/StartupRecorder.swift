@@ -1,0 +1,75 @@
+import Synchronization
+import WeaveSupport
+
+/// Keeps a container's startup tree (`StartupTree`) until startup ends. While it is open each
+/// factory run takes a lock here (the first run of a dependency appends to a list); once it has
+/// ended a run only loads `isOpen`, a line no thread writes again.
+@usableFromInline
+final class StartupRecorder: Sendable {
+    struct Entry {
+        let service: String
+        let parent: String?
+        /// An `IntervalClock` reading.
+        let start: UInt64
+        let nanos: UInt64
+        /// The run's self time, when its thread's frame knew it (synchronous runs); an async run's
+        /// is its total minus its children's here.
+        let own: UInt64?
+    }
+
+    struct State {
+        var entries: [Entry] = []
+        var seen: Set<String> = []
+        var omitted = 0
+        /// Seconds since the Unix epoch.
+        var endedAt: Double?
+    }
+
+    /// Whether startup is still being recorded.
+    @usableFromInline let isOpen = Atomic<Bool>(true)
+    private let state = Locked(State())
+
+    /// Keeps a factory run if it is its dependency's first.
+    func record(_ entry: Entry) {
+        state.withLock { state in
+            guard state.endedAt == nil, !state.seen.contains(entry.service) else { return }
+            guard state.entries.count < StartupTree.maxRuns else {
+                state.omitted += 1
+                return
+            }
+            state.seen.insert(entry.service)
+            state.entries.append(entry)
+        }
+    }
+
+    /// Ends startup; true the first time.
+    func end() -> Bool {
+        isOpen.store(false, ordering: .relaxed)
+        let now = WallClock.now()
+        return state.withLock { state in
+            guard state.endedAt == nil else { return false }
+            state.endedAt = now
+            return true
+        }
+    }
+
+    /// The tree so far, its times read with `clock`.
+    func tree(_ clock: IntervalClock.Calibration) -> StartupTree {
+        let (entries, omitted, endedAt) = state.withLock { ($0.entries, $0.omitted, $0.endedAt) }
+        let origin = entries.map(\.start).min() ?? 0
+        // An async run's children: the runs naming it as parent that started within it.
+        var childNanos: [String: UInt64] = [:]
+        let asyncRuns = Dictionary(entries.filter { $0.own == nil }.map { ($0.service, $0) }) { first, _ in first }
+        for entry in entries {
+            guard let parent = entry.parent.flatMap({ asyncRuns[$0] }), entry.start >= parent.start else { continue }
+            childNanos[parent.service, default: 0] &+= entry.nanos
+        }
+        let runs = entries.sorted { $0.start < $1.start }.map { entry in
+            let own = entry.own ?? (entry.nanos - min(entry.nanos, childNanos[entry.service] ?? 0))
+            return StartupTree.Run(service: entry.service, parent: entry.parent,
+                                   start: .nanoseconds(Int64(clock.nanoseconds(entry.start &- origin))),
+                                   total: .nanoseconds(Int64(entry.nanos)), selfTime: .nanoseconds(Int64(own)))
+        }
+        return StartupTree(runs: runs, endedAt: endedAt, omitted: omitted)
+    }
+}
