@@ -18,6 +18,8 @@ struct ProbeOptions {
     }
 
     var top = false
+    /// `why APP/DEPENDENCY`.
+    var why: (app: String, dependency: String)?
     var target: ProbeTarget?
     var configFile: String?
     var mode = Mode.overall
@@ -42,6 +44,15 @@ struct ProbeOptions {
         var rest = arguments[...]
         if let first = rest.first, first == "top" || first == "stats" {
             top = true
+            rest = rest.dropFirst()
+        } else if rest.first == "why" {
+            rest = rest.dropFirst()
+            // APP/DEPENDENCY: the application's name has no slash; the dependency's may.
+            guard let subject = rest.first, let slash = subject.firstIndex(of: "/"), slash != subject.startIndex,
+                  subject.index(after: slash) != subject.endIndex else {
+                throw UsageError(message: "why needs APP/DEPENDENCY, such as orders/Database")
+            }
+            why = (String(subject[..<slash]), String(subject[subject.index(after: slash)...]))
             rest = rest.dropFirst()
         }
         var checks: [String] = []
@@ -100,6 +111,9 @@ struct ProbeOptions {
         guard modes.count <= 1 else { throw UsageError(message: "\(modes.joined(separator: " and ")) cannot be combined") }
         guard connectTimeout <= timeout else { throw UsageError(message: "--connect-timeout cannot exceed --timeout") }
         if top && (mode != .overall || output == .nagios) { throw UsageError(message: "top takes --url/--unix/--config, --watch, --limit, --file, --own") }
+        if why != nil && (mode != .overall || output != .human || strict) {
+            throw UsageError(message: "why takes --url/--unix/--config, --connect-timeout and --timeout")
+        }
         if !top && (watch != nil || metricsFile != nil || includeOwn) { throw UsageError(message: "--watch, --file and --own belong to 'weave-health top'") }
     }
 

@@ -5,6 +5,7 @@ import WeaveSupport
 let help = """
     Usage: weave-health [TARGET] [WHAT] [OUTPUT] [--connect-timeout D] [--timeout D] [--strict]
            weave-health top [TARGET] [--watch [SECONDS]] [--limit N] [--file METRICS.txt] [--own]
+           weave-health why APP/DEPENDENCY [TARGET]
 
     Asks weave-healthd how it is. Never takes longer than --timeout.
 
@@ -31,6 +32,10 @@ let help = """
     error counts and health; --watch refreshes it every 2 s (or SECONDS). From a daemon that
     aggregates applications it lists their services as APP/SERVICE; --own adds the daemon's own.
 
+    why shows why an application's dependency was slow, from the daemon: the chain of factory runs
+    of its last slow resolution and of its first resolution at startup, each with its total and
+    self time (the rest is the runs nested in it). Exit status 1 when the daemon knows neither.
+
     Examples:
       Docker:      HEALTHCHECK --interval=10s --timeout=4s CMD ["weave-health", "--quiet"]
       Kubernetes:  livenessProbe:  {exec: {command: [weave-health, --live, --quiet]}, timeoutSeconds: 4}
@@ -41,6 +46,7 @@ let help = """
                                     command_line /usr/bin/weave-health --nagios --url http://$HOSTADDRESS$:9096 }
       By hand:     weave-health --check disk-root --check memory-pressure
                    weave-health top --watch
+                   weave-health why orders/ReportBuilder
 
     """
 
@@ -68,5 +74,8 @@ do {
 let color = isatty(1) == 1 && getenv("NO_COLOR") == nil
 if options.top {
     exit(Top.run(options, target: target, color: color))
+}
+if let subject = options.why {
+    exit(Why.run(subject, options, target: target))
 }
 exit(Probe.run(options, target: target, color: color))

@@ -164,7 +164,8 @@ let history = StatusHistory()
 let router = HealthRouter(configuration: serverConfiguration, identity: identity, collectors: collectors, source: source,
                           lifecycle: lifecycle,
                           routes: [DaemonStatusPage(source: source, history: history, identity: identity).route,
-                                   .dependencies { source.runtime.container.statistics() }])
+                                   .dependencies { source.runtime.container.statistics() },
+                                   DependencyWhy(source: source, chains: appEvents.slowChains).route])
 let server = HealthServer(router: router, group: group, inheritedSockets: inheritedSockets,
                           logger: Logger(label: "weave.healthd.http"))
 let (reloads, reloadContinuation) = AsyncStream<Runtime>.makeStream()

@@ -43,6 +43,17 @@ import WeaveSupport
         #expect(try ProbeOptions(["top", "--watch"]).watch == .seconds(2))
     }
 
+    /// `why APP/DEPENDENCY`: the first slash splits (a dependency's name may hold more); either side
+    /// empty, or an option of another mode, is a usage error; the query carries any byte safely.
+    @Test func whyOptions() throws {
+        let why = try ProbeOptions(["why", "orders/name (Cache/Store)", "--timeout", "1s"]).why
+        #expect(why?.app == "orders" && why?.dependency == "name (Cache/Store)")
+        for bad in [["why"], ["why", "orders"], ["why", "/Database"], ["why", "orders/"], ["why", "a/b", "--json"], ["why", "a/b", "--live"]] {
+            #expect(throws: ProbeOptions.UsageError.self, "\(bad)") { try ProbeOptions(bad) }
+        }
+        #expect(Why.percentEncoded("a b&c=d/é~") == "a%20b%26c%3Dd%2F%C3%A9~")
+    }
+
     @Test func json() {
         let value = JSONValue.parse(Array(#"{"a": [1, 2.5e3, "x\"y\u00e9", true, null], "b": {}}"#.utf8))
         #expect(value?["a"] == .array([.number(1), .number(2500), .string("x\"yé"), .bool(true), .null]))

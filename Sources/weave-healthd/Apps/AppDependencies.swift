@@ -11,8 +11,9 @@ struct AppDependencies: Sendable {
     /// read before did not list (or for the first read).
     let rates: [String: Double]
 
-    /// The largest `/dependencies` answer read from an application (100 dependencies with long names).
-    static let maxBytes = 64 << 10
+    /// The largest `/dependencies` answer read from an application (100 dependencies and 20
+    /// startup runs with long names).
+    static let maxBytes = 128 << 10
 
     /// `summary` read at `time`, its rates taken against `previous` (the same application's last read).
     init(_ summary: DependencySummary, at time: Double, after previous: AppDependencies?) {

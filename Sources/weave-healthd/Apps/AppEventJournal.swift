@@ -46,6 +46,8 @@ final class AppEventJournal: Sendable {
     /// Whether the places were read from `file`: then a log not among them was never read.
     private let restored: Bool
     private let logger: Logger
+    /// The slow resolutions read, for `weave-health why`.
+    let slowChains = AppSlowChains()
 
     /// Reads the kept places from `file` (a blocking read: at startup).
     init(limit: LogRateLimit, started: Double = WallClock.now(), file: StateFile? = nil,
@@ -83,6 +85,7 @@ final class AppEventJournal: Sendable {
         places.withLock { places in
             if places.byApp.removeValue(forKey: app) != nil { places.changed = true }
         }
+        slowChains.forget(app)
     }
 
     /// Saves the places when they changed since the last save, on `blocking`'s threads; a failed
@@ -126,6 +129,9 @@ final class AppEventJournal: Sendable {
         var last = resume
         for event in page.events where event.sequence > last {
             last = event.sequence
+            if event.kind == .slowResolution, let slow = AppSlowChains.Slow(time: event.time, fields: event.fields) {
+                slowChains.note(app, slow)
+            }
             write(app, event, owner: owner)
         }
         let place = Place(started: page.started, last: last)
@@ -236,16 +242,18 @@ extension ContainerEventLog.Event.Kind {
         case .resolutionError: .resolutionError
         case .memoryPressure: .memoryPressure
         case .healthTransition: .healthTransition
+        case .startup: .startupResolutions
         }
     }
 
     /// The fields an event of this kind may carry; others are left out.
     var fields: [String] {
         switch self {
-        case .slowResolution: ["dependency", "duration_usec", "threshold_usec", "chain", "self_usec", "slowest"]
+        case .slowResolution: ["dependency", "duration_usec", "threshold_usec", "chain", "chain_usec", "self_usec", "slowest"]
         case .resolutionError: ["dependency", "error_kind", "error"]
         case .memoryPressure: []
         case .healthTransition: ["check", "state_from", "state_to", "reason"]
+        case .startup: ["duration_usec", "runs", "chain", "chain_usec", "self_usec", "slowest"]
         }
     }
 
@@ -254,7 +262,7 @@ extension ContainerEventLog.Event.Kind {
         switch self {
         case .slowResolution: .warning
         case .resolutionError: .error
-        case .memoryPressure: .notice
+        case .memoryPressure, .startup: .notice
         case .healthTransition:
             switch event.fields["state_to"] {
             case "unhealthy": .error
@@ -280,6 +288,10 @@ extension ContainerEventLog.Event.Kind {
         case .healthTransition:
             let reason = fields["reason"].map { ": \($0)" } ?? ""
             return "Application \(app): health check \(field("check")) \(field("state_from")) → \(field("state_to"))\(reason)"
+        case .startup:
+            let duration = Double(field("duration_usec")).map { "\($0 / 1_000) ms" } ?? "?"
+            let chain = fields["chain"].flatMap { $0.isEmpty ? nil : "; slowest chain \($0), slowest \(field("slowest"))" } ?? ""
+            return "Application \(app): startup resolutions took \(duration) over \(field("runs")) dependencies\(chain)"
         }
     }
 }

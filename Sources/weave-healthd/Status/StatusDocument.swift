@@ -1,3 +1,4 @@
+import WeaveDI
 import WeaveHealth
 import WeaveHealthRoutes
 import WeavePrometheus
@@ -113,7 +114,28 @@ struct StatusDocument {
         if let dependencies = app.dependencies, !dependencies.summary.dependencies.isEmpty {
             html += slowest(dependencies, down: !up)
         }
+        if let startup = app.dependencies?.summary.startup, !startup.runs.isEmpty { html += waterfall(startup) }
         return html + "</article>\n"
+    }
+
+    /// The application's startup as a waterfall: its longest first factory runs (20 by default),
+    /// in start order, each indented under its parent, with a bar from its start to its end.
+    private func waterfall(_ startup: StartupTree) -> String {
+        let span = max(startup.runs.map { $0.start + $0.total }.max() ?? .zero, .nanoseconds(1))
+        let caption = "Startup: resolving took \(Self.seconds(startup.total.totalSeconds))"
+            + (startup.ended ? "" : ", still starting") + (startup.omitted > 0 ? ", \(startup.omitted) shorter runs not shown" : "")
+        var html = "<table class=\"startup\"><caption>\(caption)</caption>"
+        html += "<thead><tr><th>dependency</th><th>start</th><th>total</th><th>self</th><th></th></tr></thead>\n<tbody>\n"
+        for run in startup.runs {
+            // Its depth among the runs listed (a parent not listed ends the count), bounded for the indent.
+            let depth = min(startup.chain(to: run.service).count - 1, 8)
+            let offset = 100 * (run.start / span), width = max(100 * (run.total / span), 0.5)
+            html += "<tr><td style=\"padding-left:\(Double(depth) + 0.8)em\">\(HTML.escape(run.service))</td>"
+            html += "<td>\(Self.seconds(run.start.totalSeconds))</td><td>\(Self.seconds(run.total.totalSeconds))</td>"
+            html += "<td>\(Self.seconds(run.selfTime.totalSeconds))</td><td class=\"bar\"><i style=\"margin-left:\(String(format3: min(offset, 99.5)))%;"
+            html += "width:\(String(format3: min(width, 100 - min(offset, 99.5))))%\"></i></td></tr>\n"
+        }
+        return html + "</tbody></table>\n"
     }
 
     private func checks(_ records: [HealthCheckRecord], prefix: String) -> String {
@@ -220,7 +242,8 @@ struct StatusDocument {
         .app{border-top:2px solid #ccc;padding-top:.3em}\
         .strip{display:inline-flex;width:12em;height:.9em;margin-left:.5em;vertical-align:middle;background:#eee}\
         .strip i{display:block}.strip .healthy{background:#3a3}.strip .degraded{background:#e90}\
-        .strip .unhealthy{background:#d22}.strip .none{background:#eee}
+        .strip .unhealthy{background:#d22}.strip .none{background:#eee}\
+        .startup .bar{width:16em}.startup .bar i{display:block;height:.8em;background:#58c}
         """
 }
 

@@ -1,0 +1,109 @@
+import Logging
+import Testing
+@testable import weave_healthd
+import WeaveDI
+import WeaveHealth
+import WeaveHealthRoutes
+import WeaveObservability
+import WeavePrometheus
+import WeaveSupport
+import WeaveTestSupport
+
+/// An application's startup and slow chains at the daemon (#55): the startup event in the journal,
+/// the waterfall on the status page, and `/why`'s trees, inert whatever the names hold.
+@Suite struct StartupAndWhyTests {
+    private let generous = LogRateLimit(burst: 1_000, window: .seconds(10))
+    private static let hostile = "Evil\u{1B}[2J\u{202E}gnp<b>"
+
+    private static func run(_ service: String, _ parent: String?, start: Int, total: Int, own: Int) -> StartupTree.Run {
+        StartupTree.Run(service: service, parent: parent, start: .milliseconds(start), total: .milliseconds(total), selfTime: .milliseconds(own))
+    }
+
+    private static let tree = StartupTree(runs: [
+        run("OrderService", nil, start: 0, total: 35, own: 5),
+        run("ReportBuilder", "OrderService", start: 5, total: 30, own: 10),
+        run(hostile, "ReportBuilder", start: 15, total: 20, own: 20),
+    ], endedAt: 1_800_000_000, omitted: 2)
+
+    /// The startup event is journaled once, at the time the application gave it, with its fields.
+    @Test func theStartupIsJournaledOnceWithItsFields() throws {
+        let log = ContainerEventLog(capacity: 8)
+        let fields = Instrumentation.metadata(Self.tree).mapValues { "\($0)" }
+        log.append(.startup, fields, at: 1_800_000_000)
+        log.append(.startup, fields) // a log takes one
+        let records = LogRecords()
+        let journal = AppEventJournal(limit: generous, started: log.started - 1, logger: records.logger)
+        try journal.ingest("orders", Array(log.json(after: 0, limit: 256).utf8))
+        let startupID: String = WeaveEvent.startupResolutions.messageID
+        let entries = records.entries.filter { entry in entry.metadata["message_id"] == Logger.MetadataValue.string(startupID) }
+        let entry = try #require(entries.first)
+        #expect(entries.count == 1 && entry.level == Logger.Level.notice)
+        #expect(entry.metadata["duration_usec"] == "35000" && entry.metadata["runs"] == "3" && entry.metadata["self_usec"] == "20000")
+        #expect(entry.metadata["chain_usec"] == "35000/5000 30000/10000 20000/20000")
+        #expect(entry.metadata["event_time"] == "1800000000.0", "when startup ended, not when it was read")
+        let chain = "\(entry.metadata["chain"] ?? "")"
+        #expect(chain == #"OrderService → ReportBuilder → Evil\u{1B}[2J\u{202E}gnp<b>"#)
+        #expect(entry.message.hasPrefix("Application orders: startup resolutions took 35.0 ms over 3 dependencies; slowest chain OrderService → "))
+        #expect(!entry.message.unicodeScalars.contains("\u{1B}") && !entry.message.unicodeScalars.contains("\u{202E}"))
+    }
+
+    /// The status page draws the startup as a waterfall: rows in start order, indented under their
+    /// parents, bars from start to end, names escaped.
+    @Test func theStatusPageDrawsTheStartupAsAWaterfall() {
+        let summary = DependencySummary(version: "1.4.0", startedAt: nil, dependencies: [], startup: Self.tree)
+        let apps = [AppFleet.AppView(name: "orders", address: "unix:/run/weave/apps/orders.sock", reachable: true, reason: nil,
+                                     dependencies: AppDependencies(summary, at: 1_800_000_000, after: nil))]
+        let html = StatusDocument(report: HealthReport(checks: [:]), apps: apps, history: StatusHistory().snapshot(at: 1_800_000_000),
+                                  now: 1_800_000_000, details: true, filter: nil)
+            .render(ServiceIdentity(serviceID: "weave-healthd", description: "", version: "0.1.0"))
+        #expect(html.contains("<caption>Startup: resolving took 35 ms, 2 shorter runs not shown</caption>"))
+        #expect(html.contains("<tr><td style=\"padding-left:0.8em\">OrderService</td><td>0 ns</td><td>35 ms</td><td>5 ms</td><td class=\"bar\"><i style=\"margin-left:0%;width:100%\"></i></td></tr>"))
+        #expect(html.contains("<td style=\"padding-left:1.8em\">ReportBuilder</td>"))
+        #expect(html.contains("<td style=\"padding-left:2.8em\">Evil\\u{1B}[2J\\u{202E}gnp&lt;b&gt;</td>"))
+        #expect(html.contains("margin-left:42.9%;width:57.1%"), "the last run's bar: from 15 to 35 of 35 ms")
+        #expect(!html.contains("<b>") && !html.unicodeScalars.contains("\u{202E}"))
+    }
+
+    /// `/why`'s text: the last slow chain through the dependency and its startup chain, each run's
+    /// times, the slowest marked; nothing known is nil (a 404).
+    @Test func whyShowsBothChainsAsTrees() throws {
+        let chains = AppSlowChains()
+        let fields = ["dependency": "ReportBuilder", "duration_usec": "30000", "threshold_usec": "10000",
+                      "chain": "OrderService → ReportBuilder → Database", "chain_usec": "35000/5000 30000/10000 20000/20000",
+                      "self_usec": "10000", "slowest": "Database"]
+        chains.note("orders", try #require(AppSlowChains.Slow(time: 1_800_000_000, fields: fields)))
+        chains.note("orders", try #require(AppSlowChains.Slow(time: 1_800_000_001, fields: ["dependency": "Other"])))
+        let slow = chains.last("orders", through: "Database")
+        #expect(slow?.dependency == "ReportBuilder" && chains.last("orders", through: "Nothing") == nil)
+        let text = try #require(DependencyWhy.render(app: "orders", dependency: "ReportBuilder", slow: slow, startup: Self.tree))
+        #expect(text == """
+            orders/ReportBuilder
+            Last slow resolution, \(Timestamp.readable(1_800_000_000)): ReportBuilder took 30 ms (threshold 10 ms)
+              OrderService  35 ms, self 5 ms
+              └─ ReportBuilder  30 ms, self 10 ms
+                 └─ Database  20 ms, self 20 ms  ← slowest
+            Startup, first resolutions:
+              OrderService  35 ms, self 5 ms, at +0 ns
+              └─ ReportBuilder  30 ms, self 10 ms, at +5 ms  ← slowest
+
+            """)
+        #expect(DependencyWhy.render(app: "orders", dependency: "Nothing", slow: nil, startup: Self.tree) == nil)
+        // Times that do not pair with the chain are left out, not misplaced.
+        let unpaired = try #require(AppSlowChains.Slow(time: 0, fields: ["dependency": "A", "chain": "A → B", "chain_usec": "1/1"]))
+        #expect(unpaired.chain == ["A", "B"] && unpaired.times.isEmpty)
+        // Bounded: the last 32 of an application.
+        for index in 0..<40 { chains.note("orders", try #require(AppSlowChains.Slow(time: Double(index), fields: ["dependency": "D\(index)"]))) }
+        #expect(chains.last("orders", through: "D7") == nil && chains.last("orders", through: "D8") != nil)
+        chains.forget("orders")
+        #expect(chains.last("orders", through: "D39") == nil)
+    }
+
+    /// A 1,000-deep chain (a recursion through a cycle) stays a bounded text, indented at most 16 levels.
+    @Test func aDeepChainIsBounded() throws {
+        let names = (0..<1_000).map { "S\($0)" }
+        let slow = try #require(AppSlowChains.Slow(time: 0, fields: ["dependency": "S0", "chain": names.joined(separator: " → ")
+                                                                        .prefix(maxUTF8Bytes: ContainerEventLog.maxFieldBytes)]))
+        let text = try #require(DependencyWhy.render(app: "a", dependency: "S0", slow: slow, startup: nil))
+        #expect(text.split(separator: "\n").allSatisfy { $0.utf8.count < 120 } && text.utf8.count < 64 << 10)
+    }
+}
