@@ -28,8 +28,11 @@ public final class AppEndpoint: Service, Sendable {
     /// Runs the application's `HealthCheckable` services and named checks.
     public let monitor: HealthMonitor
     public let configuration: Configuration
-    /// The container's events, which `/events` serves (weave-healthd writes them to its journal).
+    /// The container's events, which `/events` serves (weave-healthd writes them to its journal):
+    /// those from this endpoint's creation on, and the container's startup.
     public let events: ContainerEventLog
+    /// Feed `events` from the container's hooks while this endpoint lives.
+    private let eventHooks: [HookToken]
     private let container: Container
     private let server: HealthServer?
     /// Relieves the container under memory pressure while `run()` runs (`watchesMemoryPressure`).
@@ -52,6 +55,7 @@ public final class AppEndpoint: Service, Sendable {
         self.container = container
         let events = ContainerEventLog()
         self.events = events
+        eventHooks = events.recordEvents(of: container)
         let listeners = configuration.listeners(for: identity)
         var server = HealthServerConfiguration(listeners: listeners, detailsPolicy: configuration.details,
                                                unixSocketDetailsPolicy: configuration.socketDetails,
@@ -69,6 +73,10 @@ public final class AppEndpoint: Service, Sendable {
             routes: [.dependencies({ container.statistics() }, startup: { container.startupTree }), .events(events)])
         self.server = listeners.isEmpty ? nil : HealthServer(router: router, group: group, logger: logger)
         pressure = configuration.watchesMemoryPressure ? MemoryPressureMonitor(containers: [container]) : nil
+    }
+
+    deinit {
+        for token in eventHooks { token.cancel() }
     }
 
     /// The addresses listened on, once `run()` has bound them.
@@ -90,7 +98,7 @@ public final class AppEndpoint: Service, Sendable {
         pressure?.start()
         defer { pressure?.stop() }
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { [events, container, monitor] in await events.record(container, monitor) }
+            group.addTask { [events, monitor] in await events.recordTransitions(of: monitor) }
             group.addTask { [monitor, container, lifecycle = router.lifecycle] in
                 _ = await monitor.checkAll()
                 lifecycle.markStarted()

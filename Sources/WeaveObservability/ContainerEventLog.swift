@@ -94,10 +94,10 @@ public final class ContainerEventLog: Sendable {
 
     // MARK: Feeding it
 
-    /// Records `container`'s slow resolutions, resolution errors and memory-pressure evictions, and
-    /// `monitor`'s transitions, until the calling task is cancelled (an `AppEndpoint` runs it in
-    /// its `run()`).
-    public func record(_ container: Container, _ monitor: HealthMonitor) async {
+    /// Records `container`'s slow resolutions, resolution errors, memory-pressure evictions and its
+    /// startup (once, even when it ended before this call) until the returned tokens are cancelled.
+    /// An `AppEndpoint` calls it when it is made, so the resolutions made after that are in the log.
+    public func recordEvents(of container: Container) -> [HookToken] {
         let instrumentation = container.instrumentation
         let tokens = [
             instrumentation.onSlowResolution { [self] (resolution: SlowResolution) in
@@ -110,10 +110,14 @@ public final class ContainerEventLog: Sendable {
             instrumentation.onMemoryPressure { [self] in append(.memoryPressure, [:]) },
             instrumentation.onStartup { [self] tree in appendStartup(tree) },
         ]
-        defer { for token in tokens { token.cancel() } }
-        // A startup that ended before this began is in the log all the same (once).
         let startup = container.startupTree
         if startup.ended { appendStartup(startup) }
+        return tokens
+    }
+
+    /// Records `monitor`'s transitions until the calling task is cancelled (an `AppEndpoint` runs it
+    /// in its `run()`).
+    public func recordTransitions(of monitor: HealthMonitor) async {
         for await transition in await monitor.transitions() {
             // A check's first result is its start, not a change.
             guard let from = transition.from else { continue }

@@ -408,11 +408,18 @@ public final class Container: @unchecked Sendable {
         frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current, pinned: Bool = false, framed: Bool = false,
         asyncParent: RegistrationKey? = nil, service: @autoclosure () -> String
     ) {
-        let nanos = clock.nanoseconds(clock.now() &- start)
+        let end = clock.now()
+        let nanos = clock.nanoseconds(end &- start)
         let threshold = slowThresholdNanos.load(ordering: .relaxed)
         let slow = nanos > threshold
         let own = framed ? frame.pointee.finishRun(nanos: nanos) : nanos
-        if created, startup.isOpen.load(ordering: .relaxed) {
+        // What this takes once the run ended (the startup tree, the report, the observers) is the
+        // nested resolve's time too, not its parent's own.
+        func chargeParent() {
+            if framed { frame.pointee.chargeParent(nanos: clock.nanoseconds(clock.now() &- end)) }
+        }
+        let startsUp = created && startup.isOpen.load(ordering: .relaxed)
+        if startsUp {
             startup.record(.init(service: service(), parent: framed ? frame.pointee.parentName : asyncParent?.description,
                                  start: start, nanos: nanos, own: framed ? own : nil))
         }
@@ -425,7 +432,10 @@ public final class Container: @unchecked Sendable {
             if slow { shard.counters.pointee.add(1, at: StatsField.slowResolutions, index: index) }
             if pinned && !reported { shard.pins.pointee.unpin() }
         }
-        guard reported else { return }
+        guard reported else {
+            if startsUp { chargeParent() }
+            return
+        }
         let name = service()
         if pinned { unpin(frame) }
         let report = slow ? ResolutionTrace.Report(instrumentation: instrumentation, throttle: logThrottle, threshold: threshold) : nil
@@ -439,6 +449,7 @@ public final class Container: @unchecked Sendable {
         for observer in timingObservers.withLock({ Array($0.values) }) {
             observer(name, histogram == StatsField.factoryLatency, nanos)
         }
+        chargeParent()
     }
 
     /// Counts `error` against the registration at `index` (or its key, when it is not registered),

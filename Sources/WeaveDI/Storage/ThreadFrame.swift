@@ -158,6 +158,11 @@ struct ThreadFrame {
         return own
     }
 
+    /// Adds `nanos` to the time of the runs nested in the innermost run's parent.
+    mutating func chargeParent(nanos: UInt64) {
+        if depth > 1 { childNanos[depth &- 2] &+= nanos }
+    }
+
     /// Keeps the innermost run (finished) for chains; false when it could not be kept.
     mutating func keep(_ service: String, total: UInt64, own: UInt64, report: ResolutionTrace.Report?) -> Bool {
         if trace == nil { trace = ResolutionTrace() }

@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 import WeaveAppEndpoint
 
@@ -24,6 +25,34 @@ struct ReportBuilder: Sendable {
     let database: Database
 
     func report() -> String { "orders: \(database.orders().count)\n" }
+}
+
+/// The startup nest (`--startup-nest-ms`): a catalog made with its prices, made with the stock.
+final class Inventory: Sendable {}
+
+final class Pricing: Sendable {
+    let inventory: Inventory
+    init(inventory: Inventory) { self.inventory = inventory }
+}
+
+final class Catalog: Sendable {
+    let pricing: Pricing
+    init(pricing: Pricing) { self.pricing = pricing }
+}
+
+/// A nest factory's body: sleeps `milliseconds`, then makes what it makes (resolving the next), and
+/// prints the times it measured itself, `nest Pricing total_ms=34.1 self_ms=10.1`: what the
+/// integration tests hold the container's figures to.
+func nestRun<T>(_ name: String, sleeping milliseconds: UInt32, make: () -> T) -> T {
+    let start = ContinuousClock.now
+    usleep(milliseconds * 1_000)
+    let nested = ContinuousClock.now
+    let made = make()
+    let end = ContinuousClock.now
+    let ms = { (duration: Duration) in Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1e3 }
+    print("nest \(name) total_ms=\(ms(end - start)) self_ms=\(ms(nested - start))")
+    fflush(nil)
+    return made
 }
 
 /// A refund provider this build does not register: `/refunds` fails to resolve it.

@@ -8,7 +8,7 @@ import WeaveHummingbird
 import WeaveSystemd
 
 // Orders: a Hummingbird 2 service on WeaveDI, observed by weave-healthd.
-//   Orders [--name NAME] [--port PORT] [--apps-dir DIR] [--slow-factory-ms MS]
+//   Orders [--name NAME] [--port PORT] [--apps-dir DIR] [--slow-factory-ms MS] [--startup-nest-ms A,B,C]
 // It serves its API on 127.0.0.1:PORT, and its container and health on DIR/NAME.sock (by default
 // /run/weave/apps, where weave-healthd looks), and on its own router under /metrics, /health, /livez
 // and /readyz.
@@ -17,6 +17,7 @@ var name = "orders"
 var port = 8080
 var appsDirectory = AppEndpoint.Configuration.defaultDirectory
 var slowFactory = Duration.milliseconds(25)
+var startupNest: [UInt32] = []
 var arguments = CommandLine.arguments.dropFirst()
 while let option = arguments.popFirst() {
     guard let value = arguments.popFirst() else { fatalError("\(option) needs a value; see the comment at the top of main.swift") }
@@ -25,6 +26,7 @@ while let option = arguments.popFirst() {
     case "--port": port = Int(value) ?? port
     case "--apps-dir": appsDirectory = value
     case "--slow-factory-ms": slowFactory = .milliseconds(Int(value) ?? 25)
+    case "--startup-nest-ms": startupNest = value.split(separator: ",").compactMap { UInt32($0) }
     default: fatalError("unknown option \(option)")
     }
 }
@@ -60,6 +62,22 @@ let endpoint = AppEndpoint(container: .live,
                                                      instance: "127.0.0.1:\(port)"),
                            configuration: .init(socket: .discoverable(directory: appsDirectory)),
                            collectors: [ExpositionText(help: ["orders_requests": "Requests to /orders."]) { registry.emitToBuffer() }])
+
+// A startup that resolves a nest of slow singletons (`--startup-nest-ms 5,10,20`): Catalog's factory
+// makes Pricing, whose factory makes Inventory, each sleeping its share first. The status page draws
+// it as a waterfall, and `weave-health why APP/Pricing` shows each run's total and self time.
+// Resolved once the endpoint exists: its /events has the events from its creation on.
+if startupNest.count == 3 {
+    let (catalog, pricing, inventory) = (startupNest[0], startupNest[1], startupNest[2])
+    UnifiedDI.register(Inventory.self, scope: .singleton) { nestRun("Inventory", sleeping: inventory) { Inventory() } }
+    UnifiedDI.register(Pricing.self, scope: .singleton) {
+        nestRun("Pricing", sleeping: pricing) { Pricing(inventory: UnifiedDI.requireResolve(Inventory.self)) }
+    }
+    UnifiedDI.register(Catalog.self, scope: .singleton) {
+        nestRun("Catalog", sleeping: catalog) { Catalog(pricing: UnifiedDI.requireResolve(Pricing.self)) }
+    }
+    _ = UnifiedDI.requireResolve(Catalog.self)
+}
 
 let router = Router()
 router.get("/orders") { _, _ in
