@@ -8,7 +8,8 @@ Every address is loopback; the applications listen on Unix sockets in the daemon
                                  payload, its checks pass until FLIPFILE exists, then fail and warn
                                  with hostile reasons) and DIR/hostile-down.sock (its /health names
                                  a component without a status: down, with the hostile name in its
-                                 reason); prints 'serving' once both listen
+                                 reason; its /dependencies has hostile dependency and startup run
+                                 names); prints 'serving' once both listen
     inspect DOMFILE PORT [KIND]  reads a DOM Chromium dumped; prints one line per finding,
                                  'PASS<TAB>what' or 'FAIL<TAB>what<TAB>detail'. KIND 'page' (the
                                  default) also checks that the hostile text is shown as text;
@@ -65,6 +66,11 @@ def payloads(port):
         "dependencies": [
             f"{p1}<svg onload=fetch(`{hit}/dependency-svg`)//{p1}>{p1}</svg x{p1}>",
             f"{p2}<img src={hit}/dependency-img-src{p2}> (Repository)",
+        ],
+        # Its startup tree's runs (the status page's waterfall), the second nested in the first.
+        "startup": [
+            f"{p3}<iframe src={hit}/startup-iframe{p3}>{p3}</iframe x{p3}>",
+            f"\u202e{p0}<img src=x onerror=fetch(`{hit}/startup-img`)//{p0}>\u001b[2J (Loader)",
         ],
         # A component of hostile-down without a status: its name comes back in the reason it is down.
         "down": f"{p0}<img src=x onerror=fetch(`{hit}/down-reason`)//{p0}>",
@@ -127,7 +133,11 @@ def serve(directory, port, flipfile):
     def dependencies():
         return 200, json.dumps({"version": strings["version"], "startedAt": 1795669741.64, "dependencies": [
             {"name": name, "resolutions": 12 + index, "slow": 1, "errors": 0, "p50": 0.0251, "p99": 0.0262}
-            for index, name in enumerate(strings["dependencies"])]}, ensure_ascii=False).encode()
+            for index, name in enumerate(strings["dependencies"])],
+            "startup": {"endedAt": 1795669742.1, "omitted": 0, "runs": [
+                {"name": strings["startup"][0], "parent": None, "start": 0, "total": 0.035, "self": 0.005},
+                {"name": strings["startup"][1], "parent": strings["startup"][0], "start": 0.005, "total": 0.03, "self": 0.03}]},
+        }, ensure_ascii=False).encode()
 
     def handler(health):
         async def answer(reader, writer):
@@ -196,7 +206,8 @@ def inspect(domfile, port, kind="page"):
         return
     report("onerror" in text and "onload" in text, "the hostile text is visible as text (\"onerror\", \"onload\")",
            f"onerror: {'onerror' in text}, onload: {'onload' in text}")
-    expected = strings["names"] + strings["reasons"] + strings["dependencies"] + [strings["aggregate"], strings["version"], strings["down"]]
+    expected = (strings["names"] + strings["reasons"] + strings["dependencies"] + strings["startup"]
+                + [strings["aggregate"], strings["version"], strings["down"]])
     # Control and invisible formatting characters may be shown in a visible form instead: each run between them is compared.
     def runs(value):
         return [run for run in "".join("\0" if special(c) else c for c in value).split("\0") if run]

@@ -52,7 +52,7 @@ extension Container {
             let made = try await Container.$asyncStack.withValue(stack + [key]) { HandOff(value: try await factory()) }
             if isInstrumented {
                 recordTiming(index: registration.index, start: start, histogram: StatsField.factoryLatency, created: true,
-                             asyncParent: stack.last, service: key.description)
+                             registration: .passUnretained(registration), asyncParent: stack.last, service: key.description)
             }
             return made
         }

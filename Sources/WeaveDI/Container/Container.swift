@@ -380,7 +380,8 @@ public final class Container: @unchecked Sendable {
         let index = slot._withUnsafeGuaranteedRef { $0.index }
         if isInstrumented {
             recordTiming(index: index, start: start, histogram: StatsField.factoryLatency, created: true, countResolution: true,
-                         frame: frame, pinned: true, framed: true, service: slot._withUnsafeGuaranteedRef { $0.key.description })
+                         frame: frame, pinned: true, framed: true, registration: slot,
+                         service: slot._withUnsafeGuaranteedRef { $0.key.description })
         } else {
             countResolution(index, unpinning: true, frame: frame)
         }
@@ -400,13 +401,13 @@ public final class Container: @unchecked Sendable {
     /// when the timing is reported. `framed`: a factory run pushed on `frame`'s stack, whose self
     /// time is kept (and which, when it is long enough to be named in a chain, is kept in the
     /// frame's trace: its slow report waits for the outermost run's end, `ResolutionTrace`).
-    /// `created`: a factory run, kept in the startup tree while startup lasts (`asyncParent`: the
-    /// async factory an async one ran in).
+    /// `created`: a factory run of `registration`, its first kept in the startup tree while startup
+    /// lasts (`asyncParent`: the async factory an async one ran in).
     @usableFromInline
     func recordTiming(
         index: Int, start: UInt64, histogram: Int, created: Bool = false, countResolution: Bool = false,
         frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current, pinned: Bool = false, framed: Bool = false,
-        asyncParent: RegistrationKey? = nil, service: @autoclosure () -> String
+        registration: Unmanaged<AnyRegistration>? = nil, asyncParent: RegistrationKey? = nil, service: @autoclosure () -> String
     ) {
         let end = clock.now()
         let nanos = clock.nanoseconds(end &- start)
@@ -418,7 +419,12 @@ public final class Container: @unchecked Sendable {
         func chargeParent() {
             if framed { frame.pointee.chargeParent(nanos: clock.nanoseconds(clock.now() &- end)) }
         }
+        // A registration's first run only: later ones read a flag, and write nothing others read.
         let startsUp = created && startup.isOpen.load(ordering: .relaxed)
+            && registration?._withUnsafeGuaranteedRef({
+                !$0.offeredToStartup.load(ordering: .relaxed)
+                    && $0.offeredToStartup.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+            }) == true
         if startsUp {
             startup.record(.init(service: service(), parent: framed ? frame.pointee.parentName : asyncParent?.description,
                                  start: start, nanos: nanos, own: framed ? own : nil))
@@ -694,7 +700,8 @@ public final class Container: @unchecked Sendable {
         }
         if isInstrumented {
             recordTiming(index: registration.index, start: start, histogram: StatsField.factoryLatency, created: true,
-                         countResolution: !counted, frame: frame, framed: true, service: registration.key.description)
+                         countResolution: !counted, frame: frame, framed: true, registration: .passUnretained(registration),
+                         service: registration.key.description)
         } else if !counted {
             countResolution(registration.index, frame: frame)
         }

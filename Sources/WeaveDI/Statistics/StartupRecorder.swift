@@ -1,9 +1,10 @@
 import Synchronization
 import WeaveSupport
 
-/// Keeps a container's startup tree (`StartupTree`) until startup ends. While it is open each
-/// factory run takes a lock here (the first run of a dependency appends to a list); once it has
-/// ended a run only loads `isOpen`, a line no thread writes again.
+/// Keeps a container's startup tree (`StartupTree`) until startup ends. While it is open the first
+/// factory run of each registration takes a lock here, to append to a list, and later runs read a
+/// flag of their registration's; once it has ended a run only loads `isOpen`, a line no thread
+/// writes again. A container whose startup is never ended costs its resolves nothing more.
 @usableFromInline
 final class StartupRecorder: Sendable {
     struct Entry {

@@ -1,3 +1,4 @@
+import Synchronization
 import WeaveSupport
 
 /// What a container keeps for one key: how to make the service, its scope, and what it made.
@@ -19,6 +20,9 @@ class AnyRegistration: @unchecked Sendable {
     @usableFromInline let serial = Serials.next()
     /// Keeps the fields the hot path reads (above) off the cache line of whatever is allocated next.
     private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+    /// Whether a factory run of this registration was offered to its container's startup tree:
+    /// written once, so later runs only read it (`Container.startup`).
+    let offeredToStartup = Atomic<Bool>(false)
 
     init(key: RegistrationKey, scope: Scope, index: Int) {
         self.key = key
