@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "WeaveHealth", targets: ["WeaveHealth"]),
         .library(name: "WeavePrometheus", targets: ["WeavePrometheus"]),
         .library(name: "WeaveObservability", targets: ["WeaveObservability"]),
+        .library(name: "WeaveTracing", targets: ["WeaveTracing"]),
         .library(name: "WeaveMemoryPressure", targets: ["WeaveMemoryPressure"]),
         .library(name: "WeaveHealthRoutes", targets: ["WeaveHealthRoutes"]),
         .library(name: "WeaveHealthServer", targets: ["WeaveHealthServer"]),
@@ -30,6 +31,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
@@ -73,6 +75,11 @@ let package = Package(
         .testTarget(name: "WeaveObservabilityTests", dependencies: [
             "WeaveObservability", .product(name: "MetricsTestKit", package: "swift-metrics"),
         ]),
+        // swift-distributed-tracing spans for a container's factory runs, under the request's span.
+        .target(name: "WeaveTracing", dependencies: ["WeaveDI", .product(name: "Tracing", package: "swift-distributed-tracing")]),
+        .testTarget(name: "WeaveTracingTests", dependencies: [
+            "WeaveTracing", .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+        ]),
         // Linux memory pressure (PSI, systemd's MEMORY_PRESSURE_WATCH): evicts the `.cached`
         // instances of the containers it is given.
         .target(name: "WeaveMemoryPressure", dependencies: [
@@ -101,7 +108,7 @@ let package = Package(
             name: "WeaveAppEndpoint",
             dependencies: [
                 "WeaveDI", "WeaveHealth", "WeaveHealthRoutes", "WeaveHealthServer", "WeaveMemoryPressure",
-                "WeaveObservability", "WeavePrometheus", "WeaveSupport",
+                "WeaveObservability", "WeavePrometheus", "WeaveSupport", "WeaveTracing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -116,8 +123,9 @@ let package = Package(
             "WeaveHealthRoutes", .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
         ]),
         .testTarget(name: "WeaveHummingbirdTests", dependencies: [
-            "WeaveHummingbird", "WeaveAppEndpoint",
+            "WeaveHummingbird", "WeaveAppEndpoint", "WeaveTracing",
             .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+            .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
         ]),
         // The Vapor 4 adapter (trait Vapor): an AppEndpoint in a Vapor application's lifecycle and routes.
         .target(name: "WeaveVapor", dependencies: [

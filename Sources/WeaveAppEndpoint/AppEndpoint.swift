@@ -10,6 +10,7 @@ import WeaveMemoryPressure
 import WeaveObservability
 import WeavePrometheus
 import WeaveSupport
+import WeaveTracing
 
 /// What an application serves so that weave-healthd (or anyone allowed) can see inside it: its
 /// container's statistics, its health checks and its events, at the routes of
@@ -97,6 +98,8 @@ public final class AppEndpoint: Service, Sendable {
         }
         pressure?.start()
         defer { pressure?.stop() }
+        // Its factory runs inside traced requests become spans, when the application bootstrapped a tracer.
+        container.traceFactoryRunsWithBootstrappedTracer()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [events, monitor] in await events.recordTransitions(of: monitor) }
             group.addTask { [monitor, container, lifecycle = router.lifecycle] in

@@ -105,7 +105,7 @@ private final class Loop: Sendable {}
         #expect(store.parent == nil && cache.parent == "AsyncStore")
         #expect(cache.selfTime == cache.total && cache.total >= .milliseconds(20))
         #expect(store.selfTime == store.total - cache.total && store.selfTime >= .milliseconds(5))
-        #expect(tree.slowestChainText == "AsyncStore → AsyncCache")
+        #expect(tree.chain(to: "AsyncCache").map(\.service) == ["AsyncStore", "AsyncCache"])
     }
 
     /// Bounded: past `maxRuns` dependencies runs are counted, not kept; a cycle's error leaves the

@@ -1,19 +1,33 @@
 // Compiled with the package trait Hummingbird only: `swift test --traits Hummingbird`.
 #if Hummingbird
+import Glibc
 import Hummingbird
 import HummingbirdTesting
+import InMemoryTracing
 import Testing
+import Tracing
 import WeaveAppEndpoint
 import WeaveDI
 import WeaveHealth
 import WeaveHummingbird
 import WeavePrometheus
+import WeaveTracing
 
 private struct SlowDisk: HealthCheckable {
     func healthCheck() async -> HealthStatus { .degraded(reason: "disk 91% full") }
 }
 
 private final class Orders: Sendable {}
+private final class Pricing: Sendable {}
+private final class Stock: Sendable {}
+
+/// The process's tracer, bootstrapped once (the bootstrap is process-wide): Hummingbird's
+/// `TracingMiddleware` and the container's spans both use it.
+private let bootstrappedTracer: InMemoryTracer = {
+    let tracer = InMemoryTracer()
+    InstrumentationSystem.bootstrap(tracer)
+    return tracer
+}()
 
 @Suite struct WeaveHummingbirdTests {
     /// The routes of an endpoint without a socket of its own, mounted beside the application's.
@@ -63,6 +77,46 @@ private final class Orders: Sendable {}
                 #expect(response.status == .ok && response.body.readableBytes == 0)
             }
         }
+    }
+
+    /// Hummingbird's `TracingMiddleware` makes a request a span; the factory runs it causes are spans
+    /// under it (#55), through the tracer the process bootstrapped, each under the run it was made in,
+    /// with its attributes, and lasting at least what its factory slept. A second request finds the
+    /// singleton made: no span.
+    @Test func factoryRunsAreSpansInsideTheRequestsSpan() async throws {
+        let tracer = bootstrappedTracer
+        let container = Container()
+        container.register(Stock.self, scope: .singleton) { usleep(20_000); return Stock() }
+        container.register(Pricing.self) { usleep(10_000); _ = container.resolve(Stock.self); return Pricing() }
+        container.register(Orders.self) { usleep(5_000); _ = container.resolve(Pricing.self); return Orders() }
+        #expect(container.traceFactoryRunsWithBootstrappedTracer())
+        let router = Router()
+        router.middlewares.add(TracingMiddleware())
+        router.get("/report") { _, _ in container.resolve(Stock.self) != nil && container.resolve(Orders.self) != nil ? "ok" : "no" }
+        tracer.clearAll()
+        try await Application(router: router).test(.router) { client in
+            try await client.execute(uri: "/report", method: .get) { #expect(String(buffer: $0.body) == "ok") }
+        }
+        let spans = tracer.finishedSpans
+        let request = try #require(spans.first { $0.parentSpanID == nil })
+        #expect(request.operationName == "/report")
+        let byName = Dictionary(spans.map { ($0.operationName, $0) }) { first, _ in first }
+        let stock = try #require(byName["resolve Stock"]), pricing = try #require(byName["resolve Pricing"])
+        let orders = try #require(byName["resolve Orders"])
+        #expect(spans.count == 4, "the request and three runs: \(spans.map(\.operationName))")
+        #expect(stock.parentSpanID == request.spanID, "Stock was made first, by the route itself")
+        #expect(orders.parentSpanID == request.spanID && pricing.parentSpanID == orders.spanID)
+        #expect(pricing.attributes.get("weave.path") == .string("Orders") && stock.attributes.get("weave.scope") == .string("singleton"))
+        for (span, slept) in [(stock, 20.0), (pricing, 10.0), (orders, 15.0)] {
+            let milliseconds = Double(span.endInstant.nanosecondsSinceEpoch - span.startInstant.nanosecondsSinceEpoch) / 1e6
+            #expect(milliseconds >= slept && milliseconds < slept + 50, "\(span.operationName): \(milliseconds) ms")
+        }
+        tracer.clearAll()
+        try await Application(router: router).test(.router) { client in
+            try await client.execute(uri: "/report", method: .get) { _ in }
+        }
+        #expect(tracer.finishedSpans.map(\.operationName).filter { $0.hasPrefix("resolve") } == ["resolve Pricing", "resolve Orders"],
+                "the held Stock makes no span")
     }
 }
 

@@ -48,12 +48,25 @@ extension Container {
         }
         if let dependent = stack.last { recordEdge(from: dependent, to: key) }
         let make: @Sendable () async throws -> HandOff<T> = { [self] in
+            // Traced, its span is the task's current one while it runs: the runs it awaits nest in it.
+            let span = runTracer.load()?.tracing.started(dependency: key.description, scope: registration.scope,
+                                                         path: stack.prefix(Container.maxSpanPath).map(\.description), parent: nil)
             let start = clock.now()
-            let made = try await Container.$asyncStack.withValue(stack + [key]) { HandOff(value: try await factory()) }
+            let run: @Sendable () async throws -> HandOff<T> = {
+                try await Container.$asyncStack.withValue(stack + [key]) { HandOff(value: try await factory()) }
+            }
+            let made: HandOff<T>
+            do {
+                if let span { made = try await span.current(run) } else { made = try await run() }
+            } catch {
+                span?.ended(selfTime: nil, error: error)
+                throw error
+            }
             if isInstrumented {
                 recordTiming(index: registration.index, start: start, histogram: StatsField.factoryLatency, created: true,
                              registration: .passUnretained(registration), asyncParent: stack.last, service: key.description)
             }
+            span?.ended(selfTime: nil, error: nil)
             return made
         }
         do {

@@ -50,6 +50,8 @@ public final class Container: @unchecked Sendable {
     let logThrottle: LogThrottle
     /// The first factory runs of its dependencies until startup ends (`endStartup()`).
     @usableFromInline let startup = StartupRecorder()
+    /// What makes its factory runs spans (`traceFactoryRuns(with:)`); set once.
+    @usableFromInline let runTracer = AtomicLazyReference<FactoryRunTracer>()
 
     /// One cached hit in this many, per thread, is timed for the hit-latency histogram: timing every
     /// hit would cost more than the hit itself.
@@ -275,7 +277,7 @@ public final class Container: @unchecked Sendable {
         let found = fastLookup(type, name: name, frame: frame, timed: true)
         if case .pinnedInstance(let instance, let slot) = found {
             slot._withUnsafeGuaranteedRef { registration in
-                recordTiming(index: registration.index, start: start, histogram: StatsField.hitLatency, frame: frame, pinned: true,
+                _ = recordTiming(index: registration.index, start: start, histogram: StatsField.hitLatency, frame: frame, pinned: true,
                              service: registration.key.description)
             }
             return instance
@@ -374,17 +376,20 @@ public final class Container: @unchecked Sendable {
         }
         frame.pointee.push(slot)
         defer { frame.pointee.pop() }
+        let span = runTracer.load().flatMap { tracer in slot._withUnsafeGuaranteedRef { startSpan(tracer, $0, frame: frame) } }
         let start = isInstrumented ? clock.now() : 0
         // Safe: every registration under the identity of `T` is a `Registration<T>`.
         let made = slot._withUnsafeGuaranteedRef { make(unsafeDowncast($0, to: Registration<T>.self)) }
         let index = slot._withUnsafeGuaranteedRef { $0.index }
+        var own: UInt64?
         if isInstrumented {
-            recordTiming(index: index, start: start, histogram: StatsField.factoryLatency, created: true, countResolution: true,
-                         frame: frame, pinned: true, framed: true, registration: slot,
-                         service: slot._withUnsafeGuaranteedRef { $0.key.description })
+            own = recordTiming(index: index, start: start, histogram: StatsField.factoryLatency, created: true, countResolution: true,
+                               frame: frame, pinned: true, framed: true, registration: slot,
+                               service: slot._withUnsafeGuaranteedRef { $0.key.description })
         } else {
             countResolution(index, unpinning: true, frame: frame)
         }
+        if let span { endSpan(span, own: own, error: nil, frame: frame) }
         return made
     }
 
@@ -403,12 +408,13 @@ public final class Container: @unchecked Sendable {
     /// frame's trace: its slow report waits for the outermost run's end, `ResolutionTrace`).
     /// `created`: a factory run of `registration`, its first kept in the startup tree while startup
     /// lasts (`asyncParent`: the async factory an async one ran in).
-    @usableFromInline
+    /// Returns the run's self time (its total for a run not `framed`).
+    @usableFromInline @discardableResult
     func recordTiming(
         index: Int, start: UInt64, histogram: Int, created: Bool = false, countResolution: Bool = false,
         frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current, pinned: Bool = false, framed: Bool = false,
         registration: Unmanaged<AnyRegistration>? = nil, asyncParent: RegistrationKey? = nil, service: @autoclosure () -> String
-    ) {
+    ) -> UInt64 {
         let end = clock.now()
         let nanos = clock.nanoseconds(end &- start)
         let threshold = slowThresholdNanos.load(ordering: .relaxed)
@@ -440,7 +446,7 @@ public final class Container: @unchecked Sendable {
         }
         guard reported else {
             if startsUp { chargeParent() }
-            return
+            return own
         }
         let name = service()
         if pinned { unpin(frame) }
@@ -456,6 +462,7 @@ public final class Container: @unchecked Sendable {
             observer(name, histogram == StatsField.factoryLatency, nanos)
         }
         chargeParent()
+        return own
     }
 
     /// Counts `error` against the registration at `index` (or its key, when it is not registered),
@@ -690,21 +697,25 @@ public final class Container: @unchecked Sendable {
         if frame.pointee.insideFactory { try enterNested(registration, frame: frame) }
         frame.pointee.push(registration) // `registration` is alive for the whole call
         defer { frame.pointee.pop() }
+        let span = runTracer.load().flatMap { startSpan($0, registration, frame: frame) }
         let start = isInstrumented ? clock.now() : 0
         let made: T
         do {
             made = try make()
         } catch {
+            if let span { endSpan(span, own: nil, error: error, frame: frame) }
             if let error = error as? ResolutionError { throw error }
             throw failed(.factoryFailed(type: registration.key.description, underlying: error), index: registration.index)
         }
+        var own: UInt64?
         if isInstrumented {
-            recordTiming(index: registration.index, start: start, histogram: StatsField.factoryLatency, created: true,
-                         countResolution: !counted, frame: frame, framed: true, registration: .passUnretained(registration),
-                         service: registration.key.description)
+            own = recordTiming(index: registration.index, start: start, histogram: StatsField.factoryLatency, created: true,
+                               countResolution: !counted, frame: frame, framed: true, registration: .passUnretained(registration),
+                               service: registration.key.description)
         } else if !counted {
             countResolution(registration.index, frame: frame)
         }
+        if let span { endSpan(span, own: own, error: nil, frame: frame) }
         return made
     }
 

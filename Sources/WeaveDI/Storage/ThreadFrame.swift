@@ -10,7 +10,8 @@ import WeaveSupport
 ///   cycle detection and the dependency graph. Cycles are therefore detected per thread, with no
 ///   global stack: two threads resolving the same type are not a cycle;
 /// - for each of those runs, the time of the runs nested in it that finished (its self time is the
-///   rest), and the finished runs worth naming in a slow resolution's chain (`ResolutionTrace`).
+///   rest), the finished runs worth naming in a slow resolution's chain (`ResolutionTrace`), and
+///   the runs' spans when their container traces them.
 @usableFromInline
 struct ThreadFrame {
     @usableFromInline let shard: Int
@@ -37,6 +38,8 @@ struct ThreadFrame {
     @usableFromInline var scopedOverride: Unmanaged<Container>?
     /// The dependency edges this thread recorded lately; made by the first one.
     @usableFromInline var edgeMemo: EdgeMemo?
+    /// Per entry of `stack`, its span when its container traces factory runs (`FactoryRunTracing`).
+    var spans: [(any FactoryRunSpan)?] = []
 
     init(shard: Int) {
         self.shard = shard
@@ -156,6 +159,19 @@ struct ThreadFrame {
         let own = nanos &- Swift.min(nanos, childNanos[level])
         if level > 0 { childNanos[level &- 1] &+= nanos }
         return own
+    }
+
+    /// The span of the run at `level` of the stack, if it has one.
+    func span(at level: Int) -> (any FactoryRunSpan)? {
+        level < spans.count ? spans[level] : nil
+    }
+
+    mutating func setSpan(_ span: (any FactoryRunSpan)?, at level: Int) {
+        if level >= spans.count {
+            guard span != nil else { return }
+            spans.append(contentsOf: repeatElement(nil, count: level + 1 - spans.count))
+        }
+        spans[level] = span
     }
 
     /// Adds `nanos` to the time of the runs nested in the innermost run's parent.
