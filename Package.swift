@@ -169,7 +169,7 @@ let package = Package(
         // the daemon's own parser and health states.
         .executableTarget(name: "weave-health", dependencies: ["WeaveHealth", "WeavePrometheus", "WeaveSupport"]),
         .testTarget(name: "WeaveHealthProbeTests", dependencies: ["weave-health", "WeaveHealth", "WeavePrometheus", "WeaveTestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "WeaveDITests", dependencies: ["WeaveDI"]),
+        .testTarget(name: "WeaveDITests", dependencies: ["WeaveDI", "WeaveTestSupport"]),
         // What the test targets share: long synchronous work on a thread of its own.
         .target(name: "WeaveTestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/WeaveTestSupport"),
         // Upstream WeaveDI's documented patterns in the Swift 5 language mode its documentation uses.

@@ -16,6 +16,7 @@ let package = Package(
         // No default traits: they would add swift-configuration and all of Foundation.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-protobuf.git", exact: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.1.0"),
     ],
     targets: [
         .executableTarget(
@@ -28,6 +29,8 @@ let package = Package(
                 .product(name: "WeaveHealthRoutes", package: "WeaveDI"),
                 .product(name: "WeaveHealthServer", package: "WeaveDI"),
                 .product(name: "WeaveAppEndpoint", package: "WeaveDI"),
+                .product(name: "WeaveTracing", package: "WeaveDI"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "Dependencies", package: "swift-dependencies"),

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Testing
 import WeaveSupport
+import WeaveTestSupport
 @testable import WeaveDI
 
 private final class Front: Sendable {}
@@ -106,6 +107,28 @@ private final class Loop: Sendable {}
         #expect(cache.selfTime == cache.total && cache.total >= .milliseconds(20))
         #expect(store.selfTime == store.total - cache.total && store.selfTime >= .milliseconds(5))
         #expect(tree.chain(to: "AsyncCache").map(\.service) == ["AsyncStore", "AsyncCache"])
+    }
+
+    /// A recursion 1,000 deep that ends in a cycle error: every run slow, each slow chain's text and
+    /// times bounded, the startup tree whole and its chain text bounded; nothing breaks.
+    @Test func aThousandDeepRecursionThroughACycleIsBounded() async throws {
+        let container = Container(settings: InstrumentationSettings(slowResolutionThreshold: .zero))
+        for index in 0..<1_000 {
+            container.register("r\(index)", Int.self) { (container.resolve("r\((index + 1) % 1_000)", Int.self) ?? -1) + 1 }
+        }
+        let chains = Locked<[SlowResolution]>([])
+        let token = container.instrumentation.onSlowResolution { (resolution: SlowResolution) in chains.withLock { $0.append(resolution) } }
+        defer { token.cancel() }
+        let made = await onThreadOfItsOwn { container.resolve("r0", Int.self) }
+        await container.instrumentation.flush()
+        #expect(made == 999, "r999's resolve of r0 is the cycle")
+        let reported = chains.withLock { $0 }
+        #expect(reported.count == 1_000 && reported.last?.chain.count == 1_000)
+        #expect(reported.allSatisfy { $0.chainText.utf8.count <= SlowResolution.maxChainBytes })
+        #expect(reported.allSatisfy { $0.chainTimesText.split(separator: " ").count <= SlowResolution.maxTimedRuns })
+        let tree = container.startupTree
+        #expect(tree.runs.count == 1_000 && tree.chain(to: "r999 (Int)").count == 1_000)
+        #expect(tree.slowestChainText.utf8.count <= SlowResolution.maxChainBytes)
     }
 
     /// Bounded: past `maxRuns` dependencies runs are counted, not kept; a cycle's error leaves the

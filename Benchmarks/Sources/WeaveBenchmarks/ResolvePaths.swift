@@ -1,4 +1,7 @@
+import InMemoryTracing
+import Tracing
 import WeaveDI
+import WeaveTracing
 
 // Every public resolve path users take, each through the same `BenchmarkCase` closure as the
 // unnamed singleton it is compared with. All rows are instrumented (counted, hits sampled for the
@@ -76,6 +79,15 @@ final class FactoryHolder: @unchecked Sendable { // the wrapper's storage is a `
     @Factory var service: Service
 }
 
+/// A container whose factory runs are spans (`WeaveTracing`), and a request's span to resolve in.
+let tracedContainer: WeaveDI.Container = {
+    let container = WeaveDI.Container()
+    container.register(Service.self, scope: .singleton) { Service() }
+    container.traceFactoryRuns(with: ResolutionSpans(tracer: InMemoryTracer()))
+    return container
+}()
+let requestSpan = InMemoryTracer().startSpan("GET /orders", context: .topLevel)
+
 let overriddenService = Service(value: 3)
 let pathOverride = WeaveDI.Container()
 
@@ -83,6 +95,11 @@ let pathOverride = WeaveDI.Container()
 let singletonPathCases = [
     BenchmarkCase(name: "container.resolve(Service.self)") { n in
         for _ in 0..<n { blackHole(pathContainer.resolve(Service.self)) }
+    },
+    BenchmarkCase(name: "container.resolve(Service.self), traced container, inside a request's span") { n in
+        InstrumentationContext.$current.withValue(requestSpan.context) {
+            for _ in 0..<n { blackHole(tracedContainer.resolve(Service.self)) }
+        }
     },
     BenchmarkCase(name: "container.resolve(_:default:)") { n in
         for _ in 0..<n { blackHole(pathContainer.resolve(Service.self, default: overriddenService)) }

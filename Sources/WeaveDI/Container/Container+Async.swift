@@ -49,7 +49,7 @@ extension Container {
         if let dependent = stack.last { recordEdge(from: dependent, to: key) }
         let make: @Sendable () async throws -> HandOff<T> = { [self] in
             // Traced, its span is the task's current one while it runs: the runs it awaits nest in it.
-            let span = runTracer.load()?.tracing.started(dependency: key.description, scope: registration.scope,
+            let span = runTracing?.started(dependency: key.description, scope: registration.scope,
                                                          path: stack.prefix(Container.maxSpanPath).map(\.description), parent: nil)
             let start = clock.now()
             let run: @Sendable () async throws -> HandOff<T> = {

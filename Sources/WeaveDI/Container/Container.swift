@@ -50,8 +50,10 @@ public final class Container: @unchecked Sendable {
     let logThrottle: LogThrottle
     /// The first factory runs of its dependencies until startup ends (`endStartup()`).
     @usableFromInline let startup = StartupRecorder()
-    /// What makes its factory runs spans (`traceFactoryRuns(with:)`); set once.
-    @usableFromInline let runTracer = AtomicLazyReference<FactoryRunTracer>()
+    /// What makes its factory runs spans (`traceFactoryRuns(with:)`): a retained `FactoryRunTracer`,
+    /// set once and released with the container. (Not an `AtomicLazyReference`: its `load()` is not
+    /// specialized, and cost every factory run generic metadata look-ups.)
+    @usableFromInline let runTracer = Atomic<UnsafeRawPointer?>(nil)
 
     /// One cached hit in this many, per thread, is timed for the hit-latency histogram: timing every
     /// hit would cost more than the hit itself.
@@ -69,6 +71,10 @@ public final class Container: @unchecked Sendable {
         logThrottle = LogThrottle(limit: settings.logRateLimit)
         // The clock's calibration (2 ms, once per process) is paid here rather than in a first resolve.
         clock = IntervalClock.calibration
+    }
+
+    deinit {
+        if let tracer = runTracer.load(ordering: .acquiring) { Unmanaged<FactoryRunTracer>.fromOpaque(tracer).release() }
     }
 
     /// This container's threshold and log rate limit; setting them applies from the next resolve.
@@ -376,7 +382,8 @@ public final class Container: @unchecked Sendable {
         }
         frame.pointee.push(slot)
         defer { frame.pointee.pop() }
-        let span = runTracer.load().flatMap { tracer in slot._withUnsafeGuaranteedRef { startSpan(tracer, $0, frame: frame) } }
+        var traced = false
+        if let tracer = runTracer.load(ordering: .acquiring) { traced = slot._withUnsafeGuaranteedRef { startSpan(tracer, $0, frame: frame) } }
         let start = isInstrumented ? clock.now() : 0
         // Safe: every registration under the identity of `T` is a `Registration<T>`.
         let made = slot._withUnsafeGuaranteedRef { make(unsafeDowncast($0, to: Registration<T>.self)) }
@@ -389,7 +396,7 @@ public final class Container: @unchecked Sendable {
         } else {
             countResolution(index, unpinning: true, frame: frame)
         }
-        if let span { endSpan(span, own: own, error: nil, frame: frame) }
+        if traced { endSpan(own: own, error: nil, frame: frame) }
         return made
     }
 
@@ -426,11 +433,10 @@ public final class Container: @unchecked Sendable {
             if framed { frame.pointee.chargeParent(nanos: clock.nanoseconds(clock.now() &- end)) }
         }
         // A registration's first run only: later ones read a flag, and write nothing others read.
-        let startsUp = created && startup.isOpen.load(ordering: .relaxed)
-            && registration?._withUnsafeGuaranteedRef({
-                !$0.offeredToStartup.load(ordering: .relaxed)
-                    && $0.offeredToStartup.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
-            }) == true
+        var startsUp = false
+        if created, startup.isOpen.load(ordering: .relaxed), let registration {
+            startsUp = registration._withUnsafeGuaranteedRef { $0.offersFirstRunToStartup() }
+        }
         if startsUp {
             startup.record(.init(service: service(), parent: framed ? frame.pointee.parentName : asyncParent?.description,
                                  start: start, nanos: nanos, own: framed ? own : nil))
@@ -697,13 +703,14 @@ public final class Container: @unchecked Sendable {
         if frame.pointee.insideFactory { try enterNested(registration, frame: frame) }
         frame.pointee.push(registration) // `registration` is alive for the whole call
         defer { frame.pointee.pop() }
-        let span = runTracer.load().flatMap { startSpan($0, registration, frame: frame) }
+        var traced = false
+        if let tracer = runTracer.load(ordering: .acquiring) { traced = startSpan(tracer, registration, frame: frame) }
         let start = isInstrumented ? clock.now() : 0
         let made: T
         do {
             made = try make()
         } catch {
-            if let span { endSpan(span, own: nil, error: error, frame: frame) }
+            if traced { endSpan(own: nil, error: error, frame: frame) }
             if let error = error as? ResolutionError { throw error }
             throw failed(.factoryFailed(type: registration.key.description, underlying: error), index: registration.index)
         }
@@ -715,7 +722,7 @@ public final class Container: @unchecked Sendable {
         } else if !counted {
             countResolution(registration.index, frame: frame)
         }
-        if let span { endSpan(span, own: own, error: nil, frame: frame) }
+        if traced { endSpan(own: own, error: nil, frame: frame) }
         return made
     }
 

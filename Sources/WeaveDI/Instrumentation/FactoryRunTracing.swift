@@ -19,8 +19,7 @@ public protocol FactoryRunSpan: Sendable {
     func current<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T
 }
 
-/// The tracing a container was given, in the one reference an atomic slot can hold.
-@usableFromInline
+/// The tracing a container was given, in one reference, for the container's atomic slot.
 final class FactoryRunTracer: Sendable {
     let tracing: any FactoryRunTracing
 

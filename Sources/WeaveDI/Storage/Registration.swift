@@ -24,6 +24,12 @@ class AnyRegistration: @unchecked Sendable {
     /// written once, so later runs only read it (`Container.startup`).
     let offeredToStartup = Atomic<Bool>(false)
 
+    /// True for the first caller only: the run to offer to the startup tree.
+    func offersFirstRunToStartup() -> Bool {
+        !offeredToStartup.load(ordering: .relaxed)
+            && offeredToStartup.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+    }
+
     init(key: RegistrationKey, scope: Scope, index: Int) {
         self.key = key
         self.typeID = key.typeID
