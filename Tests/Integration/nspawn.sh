@@ -145,6 +145,7 @@ if [[ "$(app_state)" == "fail |"*"orders.service is failed (failed), last result
 else not_ok "a killed application is down with its unit's state" "$(app_state)"; fi
 IN rm -r /etc/systemd/system/orders.service.d
 IN systemctl daemon-reload
+started=$(IN journalctl -u weave-healthd --no-pager -o cat | wc -l)
 IN systemctl start orders.service # it replaces the socket its killed process left
 wait_app "pass |"
 
@@ -156,6 +157,7 @@ journal_after() { IN journalctl -u weave-healthd --no-pager -o cat | tail -n "+$
 wait_entry() { for _ in $(seq 150); do [[ "$(journal_after "$1")" == *"$2"* ]] && return 0; sleep 0.1; done; return 1; }
 # Every event written (a higher rate limit); the applications are read every second (the default).
 IN sed -i "s/^  burst: 5$/  burst: 100000/" /etc/weave-healthd/config.yaml
+wait_entry "$started" "Application orders: startup resolutions" # this run's, written once it was ready
 mark=$(cursor)
 IN systemctl reload weave-healthd.service; reload=$?
 wait_entry "$mark" "Configuration reloaded"
@@ -194,8 +196,11 @@ IN systemctl restart orders.service
 wait_entry "$mark" "Application orders restarted"
 sleep 3
 entries=$(journal_after "$mark" | grep "^Application orders")
-if [ "$(wc -l <<<"$entries")" = 1 ] && grep -q "^Application orders restarted: this run began at .*, the previous one at " <<<"$entries"; then
-    ok "systemctl restart orders: one entry, \"$(cut -c1-60 <<<"$entries")…\""
+# Its new run's startup is an entry of its own (once it is ready), not part of the restart's.
+if [ "$(grep -vc "^Application orders: startup resolutions" <<<"$entries")" = 1 ] \
+    && grep -q "^Application orders restarted: this run began at .*, the previous one at " <<<"$entries" \
+    && [ "$(grep -c "^Application orders: startup resolutions took " <<<"$entries")" = 1 ]; then
+    ok "systemctl restart orders: one entry, \"$(head -1 <<<"$entries" | cut -c1-60)…\", and its new run's startup"
 else not_ok "a restart is one entry" "$entries"; fi
 mark=$(cursor)
 IN systemctl disable -q --now orders.service

@@ -11,6 +11,9 @@ private final class Ledger: Sendable {}
 private struct Alone: Sendable {}
 private struct Quick: Sendable {}
 private struct Sleepy: Sendable {}
+private final class AsyncDesk: Sendable {}
+private final class AsyncWriter: Sendable {}
+private final class AsyncLedger: Sendable {}
 
 /// A slow resolution says why (#55): its chain of factory runs from the outermost resolve, each
 /// run's total and self time, and the slowest by self time.
@@ -92,6 +95,37 @@ private struct Sleepy: Sendable {}
             #expect(chains.withLock { $0.count } == 3)
         }
         return deviations
+    }
+
+    /// Async factories nested three deep (5, 10 and 20 ms): each slow run is reported once the
+    /// outermost async resolve ended, with the whole chain, and self times that are each run's total
+    /// less the run it awaited.
+    @Test func asyncFactoriesGiveTheirChainToo() async throws {
+        let container = Container(settings: InstrumentationSettings(slowResolutionThreshold: .milliseconds(4)))
+        container.register(AsyncLedger.self) { () async throws -> AsyncLedger in usleep(20_000); return AsyncLedger() }
+        container.register(AsyncWriter.self) { () async throws -> AsyncWriter in
+            usleep(10_000)
+            _ = try await container.resolveAsync(AsyncLedger.self)
+            return AsyncWriter()
+        }
+        container.register(AsyncDesk.self) { () async throws -> AsyncDesk in
+            usleep(5_000)
+            _ = try await container.resolveAsync(AsyncWriter.self)
+            return AsyncDesk()
+        }
+        let chains = Locked<[SlowResolution]>([])
+        let token = container.instrumentation.onSlowResolution { (resolution: SlowResolution) in chains.withLock { $0.append(resolution) } }
+        defer { token.cancel() }
+        _ = try await container.resolveAsync(AsyncDesk.self)
+        await container.instrumentation.flush()
+        let reported = chains.withLock { $0 }
+        #expect(reported.map(\.service) == ["AsyncLedger", "AsyncWriter", "AsyncDesk"], "in the order they ended")
+        for (position, resolution) in zip([2, 1, 0], reported) {
+            #expect(resolution.chain.map(\.service) == ["AsyncDesk", "AsyncWriter", "AsyncLedger"] && resolution.position == position)
+        }
+        let chain = try #require(reported.last).chain
+        #expect(chain[0].selfTime == chain[0].total - chain[1].total && chain[1].selfTime == chain[1].total - chain[2].total)
+        #expect(chain[2].selfTime == chain[2].total && chain[2].total >= .milliseconds(20) && chain[0].selfTime >= .milliseconds(5))
     }
 
     /// A slow run alone is its own chain; a slow run's chain goes down to the run with the most self

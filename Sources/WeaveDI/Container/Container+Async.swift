@@ -3,6 +3,8 @@ import WeaveSupport
 extension Container {
     /// Keys whose async factories are running in the current task, outermost first.
     @TaskLocal static var asyncStack: [RegistrationKey] = []
+    /// The async factory run in progress in the current task, in its outermost run's trace.
+    @TaskLocal static var asyncRun: AsyncResolutionTrace.Run?
 
     /// The service registered for `type`, awaiting its factory if it is async (a sync factory runs as
     /// `resolve` would run it). Upstream WeaveDI's name; `resolve` stays synchronous everywhere, so
@@ -50,21 +52,28 @@ extension Container {
         let make: @Sendable () async throws -> HandOff<T> = { [self] in
             // Traced, its span is the task's current one while it runs: the runs it awaits nest in it.
             let span = runTracing?.started(dependency: key.description, scope: registration.scope,
-                                                         path: stack.prefix(Container.maxSpanPath).map(\.description), parent: nil)
+                                           path: stack.prefix(Container.maxSpanPath).map(\.description), parent: nil)
+            // Its chain: the runs it awaits end in its outermost run's trace, reported when that ends.
+            let traced = isInstrumented ? AsyncResolutionTrace.begin(under: Container.asyncRun) : nil
             let start = clock.now()
             let run: @Sendable () async throws -> HandOff<T> = {
-                try await Container.$asyncStack.withValue(stack + [key]) { HandOff(value: try await factory()) }
+                try await Container.$asyncStack.withValue(stack + [key]) {
+                    try await Container.$asyncRun.withValue(traced) { HandOff(value: try await factory()) }
+                }
             }
             let made: HandOff<T>
             do {
                 if let span { made = try await span.current(run) } else { made = try await run() }
             } catch {
                 span?.ended(selfTime: nil, error: error)
+                if let traced, traced.parent == nil { traced.trace.flush() }
                 throw error
             }
-            if isInstrumented {
+            if let traced {
                 recordTiming(index: registration.index, start: start, histogram: StatsField.factoryLatency, created: true,
-                             registration: .passUnretained(registration), asyncParent: stack.last, service: key.description)
+                             registration: .passUnretained(registration), asyncParent: stack.last, asyncRun: traced,
+                             service: key.description)
+                if traced.parent == nil { traced.trace.flush() }
             }
             span?.ended(selfTime: nil, error: nil)
             return made

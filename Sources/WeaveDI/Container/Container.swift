@@ -284,7 +284,7 @@ public final class Container: @unchecked Sendable {
         if case .pinnedInstance(let instance, let slot) = found {
             slot._withUnsafeGuaranteedRef { registration in
                 _ = recordTiming(index: registration.index, start: start, histogram: StatsField.hitLatency, frame: frame, pinned: true,
-                             service: registration.key.description)
+                                 service: registration.key.description)
             }
             return instance
         }
@@ -414,13 +414,15 @@ public final class Container: @unchecked Sendable {
     /// time is kept (and which, when it is long enough to be named in a chain, is kept in the
     /// frame's trace: its slow report waits for the outermost run's end, `ResolutionTrace`).
     /// `created`: a factory run of `registration`, its first kept in the startup tree while startup
-    /// lasts (`asyncParent`: the async factory an async one ran in).
+    /// lasts (`asyncParent`: the async factory an async one ran in). `asyncRun`: an async factory
+    /// run, kept in its outermost run's trace (`AsyncResolutionTrace`), its report waiting for that.
     /// Returns the run's self time (its total for a run not `framed`).
     @usableFromInline @discardableResult
     func recordTiming(
         index: Int, start: UInt64, histogram: Int, created: Bool = false, countResolution: Bool = false,
         frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current, pinned: Bool = false, framed: Bool = false,
-        registration: Unmanaged<AnyRegistration>? = nil, asyncParent: RegistrationKey? = nil, service: @autoclosure () -> String
+        registration: Unmanaged<AnyRegistration>? = nil, asyncParent: RegistrationKey? = nil,
+        asyncRun: AsyncResolutionTrace.Run? = nil, service: @autoclosure () -> String
     ) -> UInt64 {
         let end = clock.now()
         let nanos = clock.nanoseconds(end &- start)
@@ -441,7 +443,9 @@ public final class Container: @unchecked Sendable {
             startup.record(.init(service: service(), parent: framed ? frame.pointee.parentName : asyncParent?.description,
                                  start: start, nanos: nanos, own: framed ? own : nil))
         }
-        let traced = framed && nanos > threshold >> 3
+        // Kept for chains: a synchronous run long enough to be named in one, and every async run (its
+        // parent's self time is its total less the runs it awaited).
+        let traced = (framed && nanos > threshold >> 3) || asyncRun != nil
         let reported = slow || traced || hasTimingObservers.load(ordering: .relaxed)
         lock.withReadLock(shard: frame.pointee.shard) { shard in
             if countResolution { shard.counters.pointee.countHit(index) }
@@ -457,7 +461,9 @@ public final class Container: @unchecked Sendable {
         let name = service()
         if pinned { unpin(frame) }
         let report = slow ? ResolutionTrace.Report(instrumentation: instrumentation, throttle: logThrottle, threshold: threshold) : nil
-        if !(traced && frame.pointee.keep(name, total: nanos, own: own, report: report)), let report {
+        let kept = traced && (asyncRun.map { $0.trace.end($0, service: name, total: nanos, report: report) }
+            ?? frame.pointee.keep(name, total: nanos, own: own, report: report))
+        if !kept, let report {
             // A timed hit, or a run past what the trace keeps: reported now, alone.
             let run = SlowResolution.Run(service: name, total: .nanoseconds(Int64(nanos)), selfTime: .nanoseconds(Int64(own)))
             report.instrumentation.slow(SlowResolution(service: name, duration: run.total, threshold: .nanoseconds(Int64(threshold)),

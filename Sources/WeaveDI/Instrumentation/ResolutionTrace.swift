@@ -41,28 +41,37 @@ final class ResolutionTrace {
         // Post-order (a run ends after the runs nested in it): the runs at depth d + 1 finished since
         // the last one at depth d are its children.
         var parent = [Int?](repeating: nil, count: entries.count)
-        var heaviest = [Int?](repeating: nil, count: entries.count) // the child whose subtree has the most self time
-        var mostOwn = entries.map(\.own) // the most self time in each subtree
         var pending: [Int: [Int]] = [:]
         for (index, entry) in entries.enumerated() {
-            for child in pending.removeValue(forKey: entry.depth + 1) ?? [] {
-                parent[child] = index
-                if heaviest[index].map({ mostOwn[child] > mostOwn[$0] }) ?? true { heaviest[index] = child }
-            }
-            if let child = heaviest[index] { mostOwn[index] = max(entry.own, mostOwn[child]) }
+            for child in pending.removeValue(forKey: entry.depth + 1) ?? [] { parent[child] = index }
             pending[entry.depth, default: []].append(index)
+        }
+        Self.report(entries.indices.map { (entries[$0].service, entries[$0].total, entries[$0].own, parent[$0], entries[$0].report) })
+    }
+
+    /// Reports each run of a finished resolve that has a `report` with its chain: from the outermost
+    /// run down through it to the run with the most self time below it. `runs` are in the order they
+    /// ended (a run after the runs nested in it), each with its parent's index. The one home of the
+    /// chain for synchronous runs (a thread's trace) and async ones (`AsyncResolutionTrace`).
+    static func report(_ runs: [(service: String, total: UInt64, own: UInt64, parent: Int?, report: Report?)]) {
+        var heaviest = [Int?](repeating: nil, count: runs.count) // the child whose subtree has the most self time
+        var mostOwn = runs.map(\.own) // the most self time in each subtree
+        for (index, run) in runs.enumerated() {
+            // Its children ended before it: its subtree is complete.
+            if let child = heaviest[index] { mostOwn[index] = max(run.own, mostOwn[child]) }
+            if let parent = run.parent, heaviest[parent].map({ mostOwn[index] > mostOwn[$0] }) ?? true { heaviest[parent] = index }
         }
         /// The heaviest child of `index`, when its subtree has a run with more self time than `index`'s own.
         func below(_ index: Int) -> Int? {
-            heaviest[index].flatMap { mostOwn[$0] > entries[index].own ? $0 : nil }
+            heaviest[index].flatMap { mostOwn[$0] > runs[index].own ? $0 : nil }
         }
-        for (index, entry) in entries.enumerated() {
-            guard let report = entry.report else { continue }
+        for (index, run) in runs.enumerated() {
+            guard let report = run.report else { continue }
             var above: [Int] = []
-            var step = parent[index]
-            while let next = step {
+            var step = run.parent
+            while let next = step, above.count < runs.count {
                 above.append(next)
-                step = parent[next]
+                step = runs[next].parent
             }
             var under: [Int] = []
             step = below(index)
@@ -71,9 +80,9 @@ final class ResolutionTrace {
                 step = below(next)
             }
             let path = above.reversed() + [index] + under
-            let chain = path.map { SlowResolution.Run(service: entries[$0].service, total: .nanoseconds(Int64(entries[$0].total)),
-                                                      selfTime: .nanoseconds(Int64(entries[$0].own))) }
-            report.instrumentation.slow(SlowResolution(service: entry.service, duration: .nanoseconds(Int64(entry.total)),
+            let chain = path.map { SlowResolution.Run(service: runs[$0].service, total: .nanoseconds(Int64(runs[$0].total)),
+                                                      selfTime: .nanoseconds(Int64(runs[$0].own))) }
+            report.instrumentation.slow(SlowResolution(service: run.service, duration: .nanoseconds(Int64(run.total)),
                                                        threshold: .nanoseconds(Int64(report.threshold)), chain: chain,
                                                        position: above.count),
                                         throttle: report.throttle)

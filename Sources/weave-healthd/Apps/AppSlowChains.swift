@@ -5,7 +5,7 @@ import WeaveSupport
 /// the dependency's startup chain. Bounded: the last `perApp` of each of `maxApps` applications.
 final class AppSlowChains: Sendable {
     /// One slow resolution, its fields as read (`logSafe`, cut).
-    struct Slow: Sendable, Equatable {
+    struct Slow: Sendable {
         /// Seconds since the Unix epoch.
         let time: Double
         let dependency: String
@@ -16,11 +16,6 @@ final class AppSlowChains: Sendable {
         /// Each run's total and self time in microseconds, paired with `chain` when both have the same length.
         let times: [(total: UInt64, own: UInt64)]
         let slowest: String?
-
-        static func == (lhs: Slow, rhs: Slow) -> Bool {
-            lhs.time == rhs.time && lhs.dependency == rhs.dependency && lhs.chain == rhs.chain
-                && lhs.times.elementsEqual(rhs.times) { $0 == $1 }
-        }
 
         /// Nil unless `fields` are a slow resolution's (`dependency` at least).
         init?(time: Double, fields: [String: String]) {
