@@ -172,36 +172,36 @@ public struct HealthRouter: Sendable {
         let report = source.healthReport()
         let details = showsDetails(request, configuration)
         let aggregate = lifecycle.isStarted ? report.aggregate : .unhealthy
-        var checks: [String] = []
-        for name in report.checks.keys.sorted() {
-            let record = report.checks[name]!
-            var fields = [
-                "\"componentId\":\(JSONText.quoted(name))",
-                "\"status\":\"\(record.status.state.ietfStatus)\"",
-                "\"time\":\"\(Timestamp.rfc3339(record.checkedAt))\"",
-                // Not in the draft: when the state began, so that a reader shows the source's time.
-                "\"changedAt\":\"\(Timestamp.rfc3339(record.changedAt))\"",
-            ]
-            if let observed = source.observedValue(of: name), observed.value.isFinite {
-                fields.append("\"observedValue\":\(observed.value)")
-                fields.append("\"observedUnit\":\(JSONText.quoted(observed.unit))")
-            }
-            if details, let reason = record.status.reason {
-                fields.append("\"output\":\(JSONText.quoted(reason))")
-            }
-            checks.append("\(JSONText.quoted(name + ":status")):[{\(fields.joined(separator: ","))}]")
-        }
+        // Written into one string, reserved up front: a daemon's /health of 40,000 components is
+        // 15 MB, and pieces joined, then copied with a newline, held four times that per request.
         var body = "{\"status\":\"\(aggregate.ietfStatus)\",\"version\":\(JSONText.quoted(identity.version))"
+        body.reserveCapacity(256 + report.checks.count * 320)
         body += ",\"serviceId\":\(JSONText.quoted(identity.serviceID)),\"description\":\(JSONText.quoted(identity.description))"
         if let instance = identity.instance { body += ",\"instance\":\(JSONText.quoted(instance))" }
         if !lifecycle.isStarted && details { body += ",\"output\":\"the first health round has not finished\"" }
-        body += ",\"checks\":{\(checks.joined(separator: ","))}}"
+        body += ",\"checks\":{"
+        for (index, name) in report.checks.keys.sorted().enumerated() {
+            let record = report.checks[name]!
+            if index > 0 { body += "," }
+            body += "\(JSONText.quoted(name + ":status")):[{\"componentId\":\(JSONText.quoted(name))"
+            body += ",\"status\":\"\(record.status.state.ietfStatus)\",\"time\":\"\(Timestamp.rfc3339(record.checkedAt))\""
+            // Not in the draft: when the state began, so that a reader shows the source's time.
+            body += ",\"changedAt\":\"\(Timestamp.rfc3339(record.changedAt))\""
+            if let observed = source.observedValue(of: name), observed.value.isFinite {
+                body += ",\"observedValue\":\(observed.value),\"observedUnit\":\(JSONText.quoted(observed.unit))"
+            }
+            if details, let reason = record.status.reason {
+                body += ",\"output\":\(JSONText.quoted(reason))"
+            }
+            body += "}]"
+        }
+        body += "}}\n"
         let status = switch aggregate {
         case .healthy: configuration.statusCodes.pass
         case .degraded: configuration.statusCodes.warn
         case .unhealthy: configuration.statusCodes.fail
         }
-        return HealthResponse(status: status, contentType: "application/health+json", text: body + "\n")
+        return HealthResponse(status: status, contentType: "application/health+json", text: body)
     }
 
     // MARK: /livez and /readyz
