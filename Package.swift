@@ -78,7 +78,7 @@ let package = Package(
         // swift-distributed-tracing spans for a container's factory runs, under the request's span.
         .target(name: "WeaveTracing", dependencies: ["WeaveDI", .product(name: "Tracing", package: "swift-distributed-tracing")]),
         .testTarget(name: "WeaveTracingTests", dependencies: [
-            "WeaveTracing", .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            "WeaveTracing", "WeaveTestSupport", .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
         ]),
         // Linux memory pressure (PSI, systemd's MEMORY_PRESSURE_WATCH): evicts the `.cached`
         // instances of the containers it is given.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Testing
 import WeaveSupport
+import WeaveTestSupport
 @testable import WeaveDI
 
 private final class OrderDesk: Sendable {}
@@ -19,19 +20,6 @@ private final class AsyncLedger: Sendable {}
 /// run's total and self time, and the slowest by self time.
 @Suite(.serialized) struct SlowResolutionChainTests {
     private func sleep(milliseconds: UInt32) { usleep(milliseconds * 1_000) }
-
-    /// A factory's body as the factory itself measures it: sleeps, then runs `nested` (a resolve),
-    /// and keeps under `name` its total and its own time (the total without `nested`), in ms. On a
-    /// busy machine a sleep takes longer than asked, and a thread may wait for a core anywhere.
-    private func measured(_ name: String, sleeping milliseconds: UInt32, into truth: Locked<[String: (total: Double, own: Double)]>,
-                          then nested: () -> Void = {}) {
-        let start = ContinuousClock.now
-        usleep(milliseconds * 1_000)
-        let nestedStart = ContinuousClock.now
-        nested()
-        let end = ContinuousClock.now
-        truth.withLock { $0[name] = ((end - start).totalSeconds * 1_000, (nestedStart - start).totalSeconds * 1_000) }
-    }
 
     /// A known truth: factories that sleep 5, 10 and 20 ms, nested three deep. Every total and self
     /// time within 1 ms + 5 % of what the factories measured themselves, each slow run reported once
@@ -53,14 +41,14 @@ private final class AsyncLedger: Sendable {}
     /// within 1 ms + 5 % are returned.
     private func measureNestedChain(scope: Scope) async throws -> [String] {
         let container = Container(settings: InstrumentationSettings(slowResolutionThreshold: .milliseconds(4)))
-        let truth = Locked<[String: (total: Double, own: Double)]>([:])
-        container.register(Ledger.self, scope: scope) { self.measured("Ledger", sleeping: 20, into: truth); return Ledger() }
+        let truth = FactoryTimes()
+        container.register(Ledger.self, scope: scope) { truth.measure("Ledger", sleeping: 20); return Ledger() }
         container.register(ReportWriter.self, scope: scope) {
-            self.measured("ReportWriter", sleeping: 10, into: truth) { _ = container.resolve(Ledger.self) }
+            truth.measure("ReportWriter", sleeping: 10) { _ = container.resolve(Ledger.self) }
             return ReportWriter()
         }
         container.register(OrderDesk.self, scope: scope) {
-            self.measured("OrderDesk", sleeping: 5, into: truth) { _ = container.resolve(ReportWriter.self) }
+            truth.measure("OrderDesk", sleeping: 5) { _ = container.resolve(ReportWriter.self) }
             return OrderDesk()
         }
         let chains = Locked<[SlowResolution]>([])
@@ -79,14 +67,11 @@ private final class AsyncLedger: Sendable {}
             #expect(resolution.chainText == "OrderDesk → ReportWriter → Ledger")
         }
         let chain = try #require(reported.last).chain
-        let known = truth.withLock { $0 }
         var deviations: [String] = []
         for (run, asked) in zip(chain, [5.0, 10, 20]) {
-            let (total, own) = try #require(known[run.service])
+            let own = try #require(truth[run.service]).own
             #expect(own >= asked, "\(run.service) slept \(own) ms")
-            let measuredTotal = run.total.totalSeconds * 1_000, measuredSelf = run.selfTime.totalSeconds * 1_000
-            if abs(measuredTotal - total) > total * 0.05 + 1 { deviations.append("\(run.service) total \(measuredTotal) ms, inside \(total)") }
-            if abs(measuredSelf - own) > own * 0.05 + 1 { deviations.append("\(run.service) self \(measuredSelf) ms, inside \(own)") }
+            deviations += truth.deviations(run.service, total: run.total.totalSeconds * 1_000, own: run.selfTime.totalSeconds * 1_000)
         }
         if scope == .singleton {
             // Made once: a second resolve runs no factory and reports nothing.

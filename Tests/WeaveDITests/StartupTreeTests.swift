@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
 import WeaveSupport
 import WeaveTestSupport
@@ -17,17 +14,6 @@ private final class Loop: Sendable {}
 /// The startup tree (#55): each dependency's first factory run until startup ends, with its
 /// parent, start, total and self time; logged once when startup ends.
 @Suite(.serialized) struct StartupTreeTests {
-    /// A factory's body as it measures itself (ms): sleeps, then runs `nested`.
-    private func measured(_ name: String, sleeping milliseconds: UInt32, into truth: Locked<[String: (total: Double, own: Double)]>,
-                          then nested: () -> Void = {}) {
-        let start = ContinuousClock.now
-        usleep(milliseconds * 1_000)
-        let nestedStart = ContinuousClock.now
-        nested()
-        let end = ContinuousClock.now
-        truth.withLock { $0[name] = ((end - start).totalSeconds * 1_000, (nestedStart - start).totalSeconds * 1_000) }
-    }
-
     /// A known truth: 5, 10 and 20 ms nested three deep give the tree's parents, totals and self
     /// times within 1 ms + 5 % of the factories' own clocks (measured up to three times, as the
     /// slow chains are: a thread waiting for a core is in its parent's self time).
@@ -42,14 +28,14 @@ private final class Loop: Sendable {}
 
     private func measureTree() async throws -> [String] {
         let container = Container()
-        let truth = Locked<[String: (total: Double, own: Double)]>([:])
-        container.register(Back.self, scope: .singleton) { self.measured("Back", sleeping: 20, into: truth); return Back() }
+        let truth = FactoryTimes()
+        container.register(Back.self, scope: .singleton) { truth.measure("Back", sleeping: 20); return Back() }
         container.register(Middle.self, scope: .singleton) {
-            self.measured("Middle", sleeping: 10, into: truth) { _ = container.resolve(Back.self) }
+            truth.measure("Middle", sleeping: 10) { _ = container.resolve(Back.self) }
             return Middle()
         }
         container.register(Front.self, scope: .singleton) {
-            self.measured("Front", sleeping: 5, into: truth) { _ = container.resolve(Middle.self) }
+            truth.measure("Front", sleeping: 5) { _ = container.resolve(Middle.self) }
             return Front()
         }
         container.register(Later.self) { Later() }
@@ -75,15 +61,9 @@ private final class Loop: Sendable {}
         let fields = Instrumentation.metadata(ended)
         #expect(fields["runs"] == "3" && fields["chain"] == "Front → Middle → Back" && fields["slowest"] == "Back")
         #expect("\(fields["chain_usec"] ?? "")".split(separator: " ").count == 3)
-        let known = truth.withLock { $0 }
-        var deviations: [String] = []
-        for run in ended.runs {
-            let (total, own) = try #require(known[run.service])
-            let measuredTotal = run.total.totalSeconds * 1_000, measuredSelf = run.selfTime.totalSeconds * 1_000
-            if abs(measuredTotal - total) > total * 0.05 + 1 { deviations.append("\(run.service) total \(measuredTotal) ms, inside \(total)") }
-            if abs(measuredSelf - own) > own * 0.05 + 1 { deviations.append("\(run.service) self \(measuredSelf) ms, inside \(own)") }
+        return ended.runs.flatMap {
+            truth.deviations($0.service, total: $0.total.totalSeconds * 1_000, own: $0.selfTime.totalSeconds * 1_000)
         }
-        return deviations
     }
 
     /// Async factories have parents and self times too: an async run's self time is its total

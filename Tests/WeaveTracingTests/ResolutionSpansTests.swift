@@ -1,11 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import InMemoryTracing
-import Synchronization
 import Testing
 import Tracing
 import WeaveDI
+import WeaveTestSupport
 import WeaveTracing
 
 private final class Front: Sendable {}
@@ -19,23 +16,6 @@ private struct Refused: Error {}
 
 /// Factory runs as swift-distributed-tracing spans (#55), against its `InMemoryTracer`.
 @Suite(.serialized) struct ResolutionSpansTests {
-    /// What the factories measured themselves, in ms.
-    private final class Truth: Sendable {
-        let times = Mutex<[String: (total: Double, own: Double)]>([:])
-    }
-
-    /// A factory's body as it measures itself: sleeps, then runs `nested`.
-    private static func measured(_ name: String, sleeping milliseconds: UInt32, into truth: Truth, then nested: () -> Void = {}) {
-        let start = ContinuousClock.now
-        usleep(milliseconds * 1_000)
-        let nestedStart = ContinuousClock.now
-        nested()
-        let end = ContinuousClock.now
-        let total: Double = Double((end - start) / .microseconds(1)) / 1_000
-        let own: Double = Double((nestedStart - start) / .microseconds(1)) / 1_000
-        truth.times.withLock { $0[name] = (total, own) }
-    }
-
     private static func milliseconds(_ span: FinishedInMemorySpan) -> Double {
         Double(span.endInstant.nanosecondsSinceEpoch - span.startInstant.nanosecondsSinceEpoch) / 1e6
     }
@@ -58,14 +38,14 @@ private struct Refused: Error {}
         let container = Container()
         #expect(container.traceFactoryRuns(with: ResolutionSpans(tracer: tracer)))
         #expect(!container.traceFactoryRuns(with: ResolutionSpans(tracer: tracer)), "set once")
-        let truth = Truth()
-        container.register(Back.self) { Self.measured("Back", sleeping: 20, into: truth); return Back() }
+        let truth = FactoryTimes()
+        container.register(Back.self) { truth.measure("Back", sleeping: 20); return Back() }
         container.register(Middle.self) {
-            Self.measured("Middle", sleeping: 10, into: truth) { _ = container.resolve(Back.self) }
+            truth.measure("Middle", sleeping: 10) { _ = container.resolve(Back.self) }
             return Middle()
         }
         container.register(Front.self) {
-            Self.measured("Front", sleeping: 5, into: truth) { _ = container.resolve(Middle.self) }
+            truth.measure("Front", sleeping: 5) { _ = container.resolve(Middle.self) }
             return Front()
         }
         container.register(Held.self, scope: .singleton) { Held() }
@@ -86,17 +66,13 @@ private struct Refused: Error {}
         #expect(Set(spans.map(\.traceID)).count == 1)
         #expect(back.attributes.get("weave.dependency") == .string("Back") && back.attributes.get("weave.scope") == .string("transient"))
         #expect(back.attributes.get("weave.path") == .string("Front → Middle") && front.attributes.get("weave.path") == nil)
-        let known = truth.times.withLock { $0 }
         var deviations: [String] = []
         for (span, name) in [(front, "Front"), (middle, "Middle"), (back, "Back")] {
-            let (total, own) = try #require(known[name])
             guard case .int64(let selfMicros)? = span.attributes.get("weave.self_time_us") else {
                 Issue.record("\(name) has no self time")
                 continue
             }
-            let measuredTotal = Self.milliseconds(span), measuredSelf = Double(selfMicros) / 1_000
-            if abs(measuredTotal - total) > total * 0.05 + 1 { deviations.append("\(name) span \(measuredTotal) ms, inside \(total)") }
-            if abs(measuredSelf - own) > own * 0.05 + 1 { deviations.append("\(name) self \(measuredSelf) ms, inside \(own)") }
+            deviations += truth.deviations(name, total: Self.milliseconds(span), own: Double(selfMicros) / 1_000)
         }
         return deviations
     }

@@ -47,7 +47,12 @@ public struct SlowResolution: Sendable, Equatable {
 
     /// `OrderService → ReportBuilder → Database`, at most `maxChainBytes` (cut, with `…`).
     public var chainText: String {
-        chain.map(\.service).joined(separator: " → ").prefix(maxUTF8Bytes: Self.maxChainBytes)
+        Self.chainText(chain.map(\.service))
+    }
+
+    /// `services` joined as a chain is written, at most `maxChainBytes` (a startup tree's chains too).
+    static func chainText(_ services: [String]) -> String {
+        services.joined(separator: " → ").prefix(maxUTF8Bytes: maxChainBytes)
     }
 
     /// Each run's total and self time in microseconds, as `chainText` orders them:

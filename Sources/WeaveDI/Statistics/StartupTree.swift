@@ -80,14 +80,9 @@ public struct StartupTree: Sendable, Equatable {
                            omitted: omitted + runs.count - kept.count)
     }
 
-    /// `A → B → C`, at most `SlowResolution.maxChainBytes` (cut, with `…`).
-    static func text(_ chain: [Run]) -> String {
-        chain.map(\.service).joined(separator: " → ").prefix(maxUTF8Bytes: SlowResolution.maxChainBytes)
-    }
-
     /// The slowest chain, as the journal's `WEAVE_CHAIN` has it.
     public var slowestChainText: String {
-        slowest.map { Self.text(chain(to: $0.service)) } ?? ""
+        slowest.map { SlowResolution.chainText(chain(to: $0.service).map(\.service)) } ?? ""
     }
 
     /// The slowest chain's times, as `SlowResolution.chainTimesText` (`WEAVE_CHAIN_USEC`).
