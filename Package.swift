@@ -61,13 +61,14 @@ let package = Package(
                 "WeaveHealth", "WeavePrometheus", "WeaveSupport", .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "WeaveHealthRoutesTests", dependencies: ["WeaveHealthRoutes", "WeaveObservability"]),
-        // Joins them: a container's metrics, checks and routes, health metrics, the swift-metrics
-        // bridge. `import WeaveObservability` alone gives what the seed's `import WeaveDI` gave.
+        .testTarget(name: "WeaveHealthRoutesTests", dependencies: ["WeaveHealthRoutes", "WeaveObservability", "WeaveAppEndpoint"]),
+        // Joins them: a container's metrics, checks, events and summary, health metrics, the
+        // swift-metrics bridge; no HTTP and no NIO. `import WeaveObservability` alone gives what the
+        // seed's `import WeaveDI` gave.
         .target(
             name: "WeaveObservability",
             dependencies: [
-                "WeaveDI", "WeaveHealth", "WeaveHealthRoutes", "WeavePrometheus", "WeaveSupport",
+                "WeaveDI", "WeaveHealth", "WeavePrometheus", "WeaveSupport",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -80,13 +81,13 @@ let package = Package(
         .testTarget(name: "WeaveTracingTests", dependencies: [
             "WeaveTracing", "WeaveTestSupport", .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
         ]),
-        // Linux memory pressure (PSI, systemd's MEMORY_PRESSURE_WATCH): evicts the `.cached`
-        // instances of the containers it is given.
+        // Linux memory pressure (PSI, systemd's MEMORY_PRESSURE_WATCH): calls the `relieve` closure
+        // it is given (a container's `relieveMemoryPressure()`); it knows no container.
         .target(name: "WeaveMemoryPressure", dependencies: [
-            "WeaveDI", "WeaveSupport", .product(name: "Logging", package: "swift-log"),
+            "WeaveSupport", .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
-        .testTarget(name: "WeaveMemoryPressureTests", dependencies: ["WeaveMemoryPressure"]),
+        .testTarget(name: "WeaveMemoryPressureTests", dependencies: ["WeaveMemoryPressure", "WeaveDI"]),
         // The SwiftNIO server of a `HealthRouter`: listeners, connection limits and deadlines.
         .target(
             name: "WeaveHealthServer",
@@ -155,7 +156,7 @@ let package = Package(
         .executableTarget(
             name: "weave-healthd",
             dependencies: [
-                "CMachine", "CTLS", "WeaveDI", "WeaveHealth", "WeaveHealthRoutes", "WeaveHealthServer", "WeaveMemoryPressure", "WeaveObservability",
+                "CMachine", "CTLS", "WeaveAppEndpoint", "WeaveDI", "WeaveHealth", "WeaveHealthRoutes", "WeaveHealthServer", "WeaveMemoryPressure", "WeaveObservability",
                 "WeavePrometheus", "WeaveSupport", "WeaveSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

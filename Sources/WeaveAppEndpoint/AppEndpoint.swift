@@ -73,7 +73,7 @@ public final class AppEndpoint: Service, Sendable {
             source: MonitorHealthSource(monitor: monitor), lifecycle: ServerLifecycle(),
             routes: [.dependencies({ container.statistics() }, startup: { container.startupTree }), .events(events)])
         self.server = listeners.isEmpty ? nil : HealthServer(router: router, group: group, logger: logger)
-        pressure = configuration.watchesMemoryPressure ? MemoryPressureMonitor(containers: [container]) : nil
+        pressure = configuration.watchesMemoryPressure ? MemoryPressureMonitor { container.relieveMemoryPressure() } : nil
     }
 
     deinit {

@@ -1,5 +1,4 @@
 import Logging
-import WeaveDI
 import WeaveSupport
 
 /// Where memory-pressure notifications come from.
@@ -29,7 +28,7 @@ public struct MemoryPressureEvent: Sendable {
     public let source: MemoryPressureSource
     /// The PSI averages at the time, when a pressure file could be read.
     public let pressure: PressureStallInformation?
-    /// `.cached` instances evicted in response, over the monitor's containers.
+    /// What the monitor's `relieve` evicted in response (a container's `.cached` instances).
     public let evictions: Int
 }
 
@@ -51,35 +50,30 @@ public struct MemoryPressureConfiguration: Sendable {
 }
 
 /// Watches memory pressure on a thread of its own, from `start()` to `stop()`. On pressure it calls
-/// `relieveMemoryPressure()` on each of its containers (which evicts their `.cached` instances,
-/// counts the event and runs their `onMemoryPressure` handlers), then its own `onPressure` handlers.
+/// its `relieve` (for a container, `relieveMemoryPressure()`, which evicts its `.cached` instances,
+/// counts the event and runs its `onMemoryPressure` handlers), then its own `onPressure` handlers.
 /// Sources, in order: systemd's `$MEMORY_PRESSURE_WATCH`; a PSI trigger on the cgroup's
 /// `memory.pressure`, then on `/proc/pressure/memory`; polling `avg10`; else it reports once, at
 /// info level, that monitoring is unavailable. It never crashes.
 public final class MemoryPressureMonitor: Sendable {
     private let configuration: MemoryPressureConfiguration
-    private let containers: @Sendable () -> [Container]
+    private let relieve: @Sendable () -> Int
     private let logger: Logger
     private let state = Locked<(source: MemoryPressureSource?, wakeFD: Int32?)>((nil, nil))
     private let handlers = HookList<@Sendable (MemoryPressureEvent) -> Void>()
 
-    /// `containers` is asked at each notification for the containers to relieve (a program that
-    /// replaces its container on reload returns the current one).
+    /// `relieve` runs at each notification, on the watching thread, and returns how many instances
+    /// it evicted: `{ container.relieveMemoryPressure() }` (a program that replaces its container on
+    /// reload relieves the current one).
     public init(configuration: MemoryPressureConfiguration = .init(), logger: Logger = Logger(label: "weave.pressure"),
-                containers: @escaping @Sendable () -> [Container]) {
+                relieve: @escaping @Sendable () -> Int) {
         self.configuration = configuration
         self.logger = logger
-        self.containers = containers
-    }
-
-    /// A monitor of these containers.
-    public convenience init(configuration: MemoryPressureConfiguration = .init(), logger: Logger = Logger(label: "weave.pressure"),
-                            containers: [Container]) {
-        self.init(configuration: configuration, logger: logger, containers: { containers })
+        self.relieve = relieve
     }
 
     /// Calls `handler` with each notification's details (source, PSI averages, evictions), on the
-    /// watching thread, after the containers were relieved.
+    /// watching thread, after `relieve` ran.
     @discardableResult
     public func onPressure(_ handler: @escaping @Sendable (MemoryPressureEvent) -> Void) -> HookToken {
         handlers.add(handler)
@@ -128,7 +122,7 @@ public final class MemoryPressureMonitor: Sendable {
 
     /// Evicts, counts and notifies, as for a real notification (used by the watch loop).
     func pressureReported(by source: MemoryPressureSource, pressure: PressureStallInformation?) {
-        let evicted = containers().reduce(0) { $0 + $1.relieveMemoryPressure() }
+        let evicted = relieve()
         logger.warning("Memory pressure (\(source)): evicted \(evicted) cached instances",
                        metadata: WeaveEvent.memoryPressure.metadata(["source": "\(source)", "evictions": "\(evicted)",
                                                                      "psi_some_avg10": "\(pressure?.some.avg10 ?? -1)"]))

@@ -2,6 +2,7 @@ import CMachine
 import Logging
 import NIOPosix
 import ServiceLifecycle
+import WeaveAppEndpoint
 import WeaveHealthRoutes
 import WeaveHealthServer
 import WeaveMemoryPressure
@@ -174,7 +175,7 @@ var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
     // Listed in start order; graceful shutdown runs in reverse: STOPPING=1 goes out, reloads stop,
     // then the server fails readiness and drains, then the checks are cancelled, then the
     // memory-pressure watch stops.
-    .init(service: MemoryPressureMonitor(configuration: pressure, containers: { [source.runtime.container] })),
+    .init(service: MemoryPressureMonitor(configuration: pressure) { source.runtime.container.relieveMemoryPressure() }),
     .init(service: MonitorService(source: source, lifecycle: lifecycle, reloads: reloads, listening: { server.boundListeners != nil })),
     .init(service: AppHealthService(source: source, trimmer: trimmer)),
     .init(service: StatusHistoryService(source: source, history: history)),

@@ -1,6 +1,7 @@
 import Glibc
 import NIOCore
 import Testing
+import WeaveAppEndpoint
 import WeaveDI
 import WeaveHealth
 @testable import WeaveHealthRoutes

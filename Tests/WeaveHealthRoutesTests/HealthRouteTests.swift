@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WeaveAppEndpoint
 import WeaveHealth
 @testable import WeaveHealthRoutes
 import WeaveObservability

@@ -24,7 +24,7 @@ private final class CachedThing: Sendable {}
         let first = container.resolve(CachedThing.self)
         var configuration = MemoryPressureConfiguration()
         configuration.environment = ["MEMORY_PRESSURE_WATCH": fifo]
-        let monitor = MemoryPressureMonitor(configuration: configuration, containers: [container])
+        let monitor = MemoryPressureMonitor(configuration: configuration) { container.relieveMemoryPressure() }
         let events = Locked<[MemoryPressureEvent]>([])
         monitor.onPressure { event in events.withLock { $0.append(event) } }
         let relieved = Locked(0)
@@ -66,7 +66,7 @@ private final class CachedThing: Sendable {}
         defer { unlink(fifo) }
         var configuration = MemoryPressureConfiguration()
         configuration.environment = ["MEMORY_PRESSURE_WATCH": fifo]
-        let monitor = MemoryPressureMonitor(configuration: configuration, containers: { [] })
+        let monitor = MemoryPressureMonitor(configuration: configuration) { 0 }
         #expect(monitor.source == nil, "nothing watches before run()")
         let group = ServiceGroup(services: [monitor], logger: Logger(label: "test"))
         let running = Task { try await group.run() }
@@ -80,7 +80,7 @@ private final class CachedThing: Sendable {}
     @Test func devNullTurnsMonitoringOff() {
         var configuration = MemoryPressureConfiguration()
         configuration.environment = ["MEMORY_PRESSURE_WATCH": "/dev/null"]
-        let monitor = MemoryPressureMonitor(configuration: configuration, containers: { [] })
+        let monitor = MemoryPressureMonitor(configuration: configuration) { 0 }
         guard case .unavailable(let reason) = monitor.start() else { Issue.record("expected unavailable"); return }
         #expect(reason.contains("/dev/null"))
     }
@@ -93,7 +93,7 @@ private final class CachedThing: Sendable {}
         var configuration = MemoryPressureConfiguration()
         // base64 of "some 100000 2000000"
         configuration.environment = ["MEMORY_PRESSURE_WATCH": path, "MEMORY_PRESSURE_WRITE": "c29tZSAxMDAwMDAgMjAwMDAwMA=="]
-        let monitor = MemoryPressureMonitor(configuration: configuration, containers: { [] })
+        let monitor = MemoryPressureMonitor(configuration: configuration) { 0 }
         #expect(monitor.start() == .systemdWatch(path: path))
         monitor.stop()
         #expect(readTextFile(path) == "some 100000 2000000")
@@ -104,7 +104,7 @@ private final class CachedThing: Sendable {}
         configuration.environment = [:]
         configuration.procPressurePath = "/nonexistent/pressure/memory"
         configuration.selfCgroupPath = "/nonexistent/cgroup"
-        let monitor = MemoryPressureMonitor(configuration: configuration, containers: { [] })
+        let monitor = MemoryPressureMonitor(configuration: configuration) { 0 }
         guard case .unavailable(let reason) = monitor.start() else { Issue.record("expected unavailable"); return }
         #expect(reason.contains("/nonexistent/pressure/memory"))
     }

@@ -1,5 +1,6 @@
 import WeaveDI
 import WeaveHealthRoutes
+import WeaveObservability
 import WeavePrometheus
 
 extension HealthRoute {

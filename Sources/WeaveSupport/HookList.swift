@@ -1,5 +1,4 @@
 import Synchronization
-import WeaveSupport
 
 /// The handlers of one kind of hook: each added with a `HookToken` that removes it. Whether there
 /// are any is readable without the lock, so an event nobody listens to costs one load.

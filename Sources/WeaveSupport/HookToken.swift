@@ -2,7 +2,7 @@
 public final class HookToken: Sendable, Hashable {
     private let remove: @Sendable () -> Void
 
-    init(remove: @escaping @Sendable () -> Void) {
+    package init(remove: @escaping @Sendable () -> Void) {
         self.remove = remove
     }
 
