@@ -159,7 +159,7 @@ let own: [any MetricCollector] = [
     ProcessMetrics(),
     BuildInfo(identity: identity),
 ]
-let collectors: [any MetricCollector] = [AppMetrics(own: own, fleet: { source.runtime.apps }, trimmer: trimmer,
+let collectors: [any MetricCollector] = [DaemonExposition(own: own, fleet: { source.runtime.apps }, trimmer: trimmer,
                                                     textfiles: Textfiles(blocking: blocking) { source.runtime.configuration.textfile })]
 let history = StatusHistory()
 let router = HealthRouter(configuration: serverConfiguration, identity: identity, collectors: collectors, source: source,

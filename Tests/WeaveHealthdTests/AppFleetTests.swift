@@ -154,7 +154,7 @@ private final class Store: HealthCheckable {
         let up = Dictionary(uniqueKeysWithValues: scrapes.map { ($0.target.name, $0.families != nil) })
         #expect(up == ["billing": true, "garbage": false, "huge": false, "killed": false, "orders": true, "payments": true, "silent": false])
 
-        let text = String(decoding: Exposition.render(await AppMetrics { fleet }.collect(), format: .prometheusText), as: UTF8.self)
+        let text = String(decoding: Exposition.render(await DaemonExposition { fleet }.collect(), format: .prometheusText), as: UTF8.self)
         #expect(text.contains("weave_health_status{app=\"orders\",check=\"store\",state=\"degraded\"} 1"))
         #expect(text.contains("weave_health_status{app=\"billing\",check=\"store\",state=\"degraded\"} 1"))
         #expect(text.contains("weave_app_up{app=\"silent\"} 0") && text.contains("weave_app_up{app=\"orders\"} 1"))
@@ -296,7 +296,7 @@ private final class Store: HealthCheckable {
         defer { stop(counter, helpless) }
         let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(30), budget: .seconds(60)),
                              group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16))
-        let text = String(decoding: Exposition.render(await AppMetrics { fleet }.collect(), format: .prometheusText), as: UTF8.self)
+        let text = String(decoding: Exposition.render(await DaemonExposition { fleet }.collect(), format: .prometheusText), as: UTF8.self)
         #expect(text.contains("# HELP weave_app_up Whether the application's endpoint answered"))
         #expect(text.contains("# TYPE weave_app_up gauge\nweave_app_up{app=\"counter\"} 1\nweave_app_up{app=\"helpless\"} 1\n"))
         #expect(text.contains("# HELP weave_app_scrape_duration_seconds How long reading"))

@@ -27,7 +27,7 @@ import WeaveSystemd
         runtime.observations.record("c", of: ExecCheck.Options.self, Perfdata.Kind.allCases.map { Perfdata(label: "x", value: 1, kind: $0) })
         let textfiles = Textfiles(blocking: BlockingCalls()) { source.runtime.configuration.textfile }
         let collectors = DaemonOnlyCollectors.all(source: source, reloads: ReloadMetrics(), journal: JournalWriter())
-            + [AppMetrics(fleet: { source.runtime.apps }, textfiles: textfiles)]
+            + [DaemonExposition(fleet: { source.runtime.apps }, textfiles: textfiles)]
         var names: [String] = []
         for collector in collectors { names += await collector.collect().map(\.name) }
         #expect(names.count >= 16)

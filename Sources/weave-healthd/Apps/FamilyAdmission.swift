@@ -16,7 +16,7 @@ import WeavePrometheus
 ///   histograms after a classic one into `_count`, `_sum` and `+Inf`.
 /// A family of the same name and type as one before it merges with it: the applications'
 /// `weave_resolutions_total` and the daemon's are one family. Dropped families are counted and
-/// logged by `AppMetrics`, so nothing vanishes without a trace.
+/// logged by `DaemonExposition`, so nothing vanishes without a trace.
 enum FamilyAdmission {
     /// Why a family was left out.
     enum Reason: String, Sendable, CaseIterable {
@@ -32,7 +32,7 @@ enum FamilyAdmission {
     }
 
     /// The prefixes of the families only the daemon may say, one per kind of daemon-only collector:
-    /// the applications (`AppMetrics`), reloads, the journal writer, the checks' own metrics (TLS,
+    /// the applications (`DaemonExposition`), reloads, the journal writer, the checks' own metrics (TLS,
     /// perfdata), systemd units, the textfile directory. A test renders every daemon-only collector
     /// and fails on a family outside them, so a new collector cannot leave its names open.
     /// (Not `weave_check_` whole: `weave_check_last_success_timestamp_seconds` is every container's.)

@@ -59,30 +59,6 @@ extension SystemdUnitCheck {
     }
 }
 
-extension SystemdUnit {
-    /// `status(of:timeout:)` on `blocking` (sd-bus blocks), for the check and for the applications
-    /// that name their unit: one call per unit at a time, however long a bus takes to answer.
-    static func read(_ unit: String, timeout: Duration, on blocking: BlockingCalls) async -> Result<SystemdUnit, Failure> {
-        await ask("unit \(unit)", timeout: timeout, on: blocking) { () throws(Failure) in try status(of: unit, timeout: timeout) }
-    }
-
-    /// `unitName(ofProcess:timeout:)` on `blocking`: which unit runs an application's process.
-    static func unitName(ofProcess pid: Int32, timeout: Duration, on blocking: BlockingCalls) async -> Result<String, Failure> {
-        await ask("pid \(pid)", timeout: timeout, on: blocking) { () throws(Failure) in try unitName(ofProcess: pid, timeout: timeout) }
-    }
-
-    private static func ask<Value: Sendable>(_ key: String, timeout: Duration, on blocking: BlockingCalls,
-                                             _ call: @escaping @Sendable () throws(Failure) -> Value) async -> Result<Value, Failure> {
-        do {
-            return try await blocking.run(key, lane: .bus, deadline: timeout) { () -> Result<Value, Failure> in
-                do throws(Failure) { return .success(try call()) } catch { return .failure(error) }
-            }
-        } catch {
-            return .failure(Failure(description: "systemd was not asked: \(error)", reachedBus: false))
-        }
-    }
-}
-
 extension SystemdUnitCheck.Options: CheckMetrics {
     /// systemd's active states, the state set's members.
     static let states = ["active", "reloading", "inactive", "failed", "activating", "deactivating"]

@@ -10,7 +10,7 @@ import WeaveSupport
 /// `weave_textfile_scrape_error{file}` and one warning when that changes, and never breaks
 /// `/metrics`. A file removed between the listing and its reading is simply gone.
 ///
-/// Its families join the rest in `AppMetrics`, after every other, and only under names no family
+/// Its families join the rest in `DaemonExposition`, after every other, and only under names no family
 /// before them renders (`FamilyAdmission.admitExclusive`): a file cannot add series to another's
 /// family, nor repeat one.
 final class Textfiles: Sendable {

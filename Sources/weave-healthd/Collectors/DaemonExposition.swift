@@ -10,7 +10,7 @@ import WeaveSupport
 /// daemon's families come first, so an application's family of the same name never gives them its
 /// help or type, and one that would clash with them (or with another application's) is dropped,
 /// counted and logged instead of vanishing.
-struct AppMetrics: MetricCollector {
+struct DaemonExposition: MetricCollector {
     /// The daemon's own collectors, collected while the applications are asked.
     var own: [any MetricCollector] = []
     /// The current configuration's applications (a reload swaps them).

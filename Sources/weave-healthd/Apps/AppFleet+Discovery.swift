@@ -1,0 +1,193 @@
+import Logging
+import NIOCore
+import WeaveDI
+import WeaveHealth
+import WeaveHealthRoutes
+import WeaveHealthServer
+import WeaveObservability
+import WeavePrometheus
+import WeaveSupport
+import WeaveSystemd
+
+// Discovery: which applications are targets now, and which left, stopped or vanished.
+extension AppFleet {
+    /// The configured targets, then one per socket in the directory (a configured name wins).
+    ///
+    /// A directory that does not exist holds no application. One that cannot be listed (out of
+    /// descriptors, say) is not taken for empty: the sockets of its last listing stay targets, and
+    /// the failure is logged once, so a passing failure never reports every application gone.
+    func targets() -> [AppTarget] {
+        var targets = configuration.targets
+        guard let directory = configuration.directory else { return targets }
+        let found = listSockets(in: directory)
+        var names = Set(targets.map(\.name))
+        targets += found.filter { names.insert($0.name).inserted }
+        // Those whose socket is gone while their process has run on past the grace: down, and asked
+        // no more (within the grace they keep their last state, unasked).
+        targets += vanishedButRunning().filter { names.insert($0.name).inserted }
+        // Those stopped while their unit stays enabled: down until they come back (`AppLifecycle`).
+        targets += lifecycle.stoppedTargets().filter { names.insert($0.name).inserted }
+        return targets.sorted { $0.name < $1.name }
+    }
+
+    /// The discovered applications whose socket has been gone for `leavingGrace` while the process
+    /// that served it runs.
+    private func vanishedButRunning() -> [AppTarget] {
+        let now = ContinuousClock.now
+        return states.withLock { states in
+            states.values.filter { $0.vanishedAt.map { now - $0 >= leavingGrace } ?? false }.map(\.target)
+        }
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0
+    }
+
+    /// Whether the process `pid` still exists (it may be another user's: EPERM says it does).
+    static func isRunning(_ pid: Int32?) -> Bool {
+        guard let pid else { return false }
+        return kill(pid, 0) == 0 || errno == EPERM
+    }
+
+    /// The sockets in `directory`, sorted by name; those of the last listing when it cannot be listed.
+    private func listSockets(in directory: String) -> [AppTarget] {
+        let files: [String]
+        switch directoryNames(directory) {
+        case .success(let names): files = names
+        case .failure(let error) where error.code == ENOENT: return noteListing([], failure: nil, directory)
+        case .failure(let error): return noteListing(nil, failure: SystemError.text(error.code), directory)
+        }
+        let own = ownFiles
+        var found: [AppTarget] = []
+        let present = Set(files.filter { $0.hasSuffix(AppSocket.suffix) }.map { String($0.dropLast(AppSocket.suffix.count)) })
+        for file in files {
+            guard file.hasSuffix(AppSocket.suffix) else { continue }
+            let name = String(file.dropLast(AppSocket.suffix.count))
+            let path = directory + "/" + file
+            var status = stat(), link = stat()
+            guard AppSocket.isValidName(name), stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK,
+                  lstat(path, &link) == 0 else { continue }
+            // The name belongs to the user whose socket first claimed it. A link counts only to a
+            // socket of its own maker: the daemon connects where it points, and must not lend its
+            // access to a socket the link's maker could not reach (or publish another's under a new name).
+            let uid = link.st_mode & S_IFMT == S_IFLNK && link.st_uid != status.st_uid ? nil : status.st_uid
+            guard owners.admit(name, uid: uid, linkOwner: link.st_uid, path: path, present: present) else { continue }
+            if own.contains(where: { $0.st_dev == status.st_dev && $0.st_ino == status.st_ino }) {
+                if skippedOwn.withLock({ $0.insert(path).inserted }) {
+                    logger.warning("\(path) is weave-healthd's own socket, not an application's; it is skipped", metadata: ["path": "\(path)"])
+                }
+                continue
+            }
+            found.append(AppTarget(name: name, address: .unix(path: path), host: "localhost", pathPrefix: ""))
+        }
+        return noteListing(found.sorted { $0.name < $1.name }, failure: nil, directory)
+    }
+
+    /// The files of the daemon's own sockets, as they are now (a restart of its listener makes another).
+    private var ownFiles: [stat] {
+        ownSockets.compactMap { path in
+            var status = stat()
+            return stat(path, &status) == 0 ? status : nil
+        }
+    }
+
+    /// Records a listing (`found`), or a failed one (nil, with why); returns the sockets to use.
+    private func noteListing(_ found: [AppTarget]?, failure: String?, _ directory: String) -> [AppTarget] {
+        let (sockets, previous) = discovery.withLock { discovery -> ([AppTarget], String?) in
+            let previous = discovery.failure
+            discovery.failure = failure
+            if let found { discovery.found = found }
+            return (discovery.found, previous)
+        }
+        if let failure, failure != previous {
+            let kept = "the \(sockets.count) applications it last held stay"
+            logger.warning("Cannot list the applications' directory \(directory): \(failure); \(kept)",
+                           metadata: ["directory": "\(directory)", "reason": "\(failure)"])
+        } else if failure == nil, previous != nil {
+            logger.notice("The applications' directory \(directory) is listed again", metadata: ["directory": "\(directory)"])
+        }
+        return sockets
+    }
+
+    /// Why a stopped application is down, before what its unit says.
+    static let stoppedReason = "it was stopped: its socket is gone and its unit is still enabled"
+
+    /// Whether `target` is a discovered socket whose file is gone while the process that served it
+    /// has ended too: a graceful stop removes the socket, then ends, so a request that failed
+    /// meanwhile is its leaving (logged as such at the next listing), not its being down. A socket
+    /// gone while its process runs on is not a leave (see `vanished`).
+    func isLeaving(_ target: AppTarget) -> Bool {
+        guard case .unix(let path) = target.address, !configuration.targets.contains(where: { $0.name == target.name }) else {
+            return false
+        }
+        var status = stat()
+        guard stat(path, &status) != 0 && errno == ENOENT else { return false }
+        let (pid, vanishedAt) = states.withLock { ($0[target.name]?.pid, $0[target.name]?.vanishedAt) }
+        return !Self.isRunning(pid) || vanishedAt.map { ContinuousClock.now - $0 < leavingGrace } ?? true
+    }
+
+    /// Why `target` is down without asking it: its socket is gone and its process has run on for
+    /// `leavingGrace` since (someone else removed the socket, or the application did without ending).
+    func vanished(_ target: AppTarget) -> String? {
+        guard let (pid, since) = states.withLock({ states in states[target.name].flatMap { state in state.vanishedAt.map { (state.pid, $0) } } }),
+              ContinuousClock.now - since >= leavingGrace, let pid else { return nil }
+        return "its socket \(target.address) was removed, but the process that served it (pid \(pid)) still runs"
+    }
+
+    /// Forgets applications that are no longer targets (their socket is gone) and whose process has
+    /// ended: they left, unless their systemd unit says otherwise (`AppLifecycle.verdict`): still
+    /// enabled and inactive, they were stopped, and stay targets, down; starting or stopping, they
+    /// are decided at a later round. One whose process still runs stays a target for
+    /// `leavingGrace`, then is down.
+    func forgetAllBut(_ names: [String]) async {
+        let keep = Set(names)
+        let now = ContinuousClock.now
+        let gone = states.withLock { states -> [(target: AppTarget, unit: String?)] in
+            var gone: [(target: AppTarget, unit: String?)] = []
+            for (name, state) in states {
+                let socketThere = if case .unix(let path) = state.target.address { Self.exists(path) } else { true }
+                let entry = (state.target, state.target.unit ?? state.unit)
+                if keep.contains(name) {
+                    // A target: one kept for its vanished socket is back, or has ended at last.
+                    guard state.vanishedAt != nil else { continue }
+                    if socketThere { states[name]?.vanishedAt = nil } else if !Self.isRunning(state.pid) { gone.append(entry) }
+                } else if !socketThere, Self.isRunning(state.pid) {
+                    if state.vanishedAt == nil { states[name]?.vanishedAt = now }
+                } else {
+                    gone.append(entry) // its socket gone with its process, or no longer a target at all
+                }
+            }
+            return gone
+        }
+        var left: [String] = []
+        for (target, unit) in gone {
+            guard let unit, unit.hasSuffix(".service"),
+                  case .success(let status) = await SystemdUnit.read(unit, timeout: configuration.timeout, on: blocking) else {
+                left.append(target.name)
+                continue
+            }
+            switch AppLifecycle.verdict(status) {
+            case .left:
+                left.append(target.name)
+            case .changing:
+                continue
+            case .stopped:
+                var stopped = target
+                stopped.unit = unit
+                lifecycle.stop(stopped)
+                let reason = Self.stoppedReason + "; " + status.summary
+                states.withLock { $0[target.name]?.failing = ["/health": reason] }
+                if lifecycle.announce(target.name, up: false) { logDown(stopped, reason: reason) }
+            }
+        }
+        // Each logged once, by the call that removed it.
+        let removed = states.withLock { states in left.filter { states.removeValue(forKey: $0) != nil } }
+        for name in removed.sorted() {
+            events.forget(name)
+            lifecycle.forget(name)
+            logger.info("Application \(name) left: its socket is gone and its process has ended",
+                        metadata: WeaveEvent.appLeft.metadata(["app": "\(name)"]))
+        }
+    }
+}

@@ -1,0 +1,236 @@
+import Logging
+import NIOCore
+import WeaveDI
+import WeaveHealth
+import WeaveHealthRoutes
+import WeaveHealthServer
+import WeaveObservability
+import WeavePrometheus
+import WeaveSupport
+import WeaveSystemd
+
+// Requests: the health, dependencies and events rounds, and how every request to an application is
+// made, ordered, bounded and noted.
+extension AppFleet {
+    /// Reads every application's `/health` now.
+    /// Returns how many applications it asked.
+    @discardableResult
+    func refreshHealth() async -> Int {
+        // 503 carries a body too: a failing application's components are the point.
+        let room = Locked(Self.maxHealthKept)
+        let answers = await ask("/health", accept: "application/health+json", maxBytes: Self.maxHealthBytes) { _, response, _ throws(FetchFailure) in
+            let health = try AppHealth(response.body, status: response.status)
+            let kept = health.keptBytes
+            let fits = room.withLock { left -> Bool in
+                guard left >= kept else { return false }
+                left -= kept
+                return true
+            }
+            guard fits else {
+                throw FetchFailure("its /health (\(health.components.count) components, \(kept) bytes) does not fit in "
+                                   + "what is left of the \(Self.maxHealthKept) bytes kept of all applications' health this round")
+            }
+            return health
+        }
+        let now = WallClock.now()
+        states.withLock { states in
+            for case (let target, .success(let health), _) in answers {
+                states[target.name]?.status = health.status
+                states[target.name]?.components = health.components
+                states[target.name]?.checkedAt = now
+            }
+        }
+        await findUnits()
+        return answers.count
+    }
+
+    /// Reads every application's `/dependencies` now, for the status page. An application without
+    /// the endpoint (an older WeaveAppEndpoint), or whose answer is not one, has no summary; it is
+    /// not down for that: its `/health` and `/metrics` say whether it is.
+    func refreshDependencies() async {
+        let answers = await ask("/dependencies?limit=\(DependencySummary.defaultLimit)", accept: "application/json",
+                                maxBytes: AppDependencies.maxBytes, notes: false) { _, response, _ throws(FetchFailure) in
+            guard response.status == 200, let summary = DependencySummary(json: response.body) else {
+                throw FetchFailure("/dependencies (HTTP \(response.status)) is not a dependency summary")
+            }
+            return summary
+        }
+        let now = WallClock.now()
+        states.withLock { states in
+            // A failed read keeps the last summary: the page shows a down application's last version.
+            for case (let target, .success(let summary), _) in answers where states[target.name] != nil {
+                states[target.name]!.dependencies = AppDependencies(summary, at: now, after: states[target.name]!.dependencies)
+            }
+        }
+    }
+
+    /// Reads every application's new events (`/events` after the last one read), writes them to
+    /// the journal (`AppEventJournal`) and then saves where it is in each. An application without the endpoint (an older
+    /// WeaveAppEndpoint) has none; neither that nor a failed read says whether it is down.
+    /// Returns how many applications it waited for.
+    @discardableResult
+    func refreshEvents() async -> Int {
+        let (journal, owners) = (events, owners)
+        let answers = await ask("/events", accept: "application/json", maxBytes: AppEventJournal.maxPageBytes, notes: false,
+                      query: { "?after=\(journal.after($0.name))&limit=\(ContainerEventLog.maxPerRequest)" }) { target, response, _ throws(FetchFailure) in
+            guard response.status == 200 else { return }
+            try journal.ingest(target.name, response.body, owner: owners.owner(of: target.name))
+        }
+        await journal.persist(with: blocking)
+        return answers.count
+    }
+
+    /// Runs `body` for every target, at most `maxConcurrentRequests` at a time, in asking order for
+    /// `path` (`askingOrder`), each with how many targets were not started yet, itself included;
+    /// results in target order.
+    func each<Result: Sendable>(_ targets: [AppTarget], path: String,
+                                        _ body: @escaping @Sendable (AppTarget, _ remaining: Int) async -> Result) async -> [Result] {
+        await withTaskGroup(of: (Int, Result).self) { group in
+            var results: [(Int, Result)] = []
+            for (started, index) in askingOrder(targets, path: path).enumerated() {
+                if started >= Self.maxConcurrentRequests, let finished = await group.next() { results.append(finished) }
+                group.addTask { [target = targets[index], remaining = targets.count - started] in (index, await body(target, remaining)) }
+            }
+            for await finished in group { results.append(finished) }
+            return results.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+    }
+
+    /// The indices of `targets` in the order to ask them for `path`: those that answered it when last
+    /// asked, then those not asked yet, then those that failed, each in target order. Applications
+    /// that hang hold a request slot for their whole time: asked first, enough of them would spend
+    /// the budget before a healthy application was asked, at every scrape. (Each one's time is its
+    /// share of the budget, `ask`, so that even the first round, in name order, asks every one.)
+    private func askingOrder(_ targets: [AppTarget], path: String) -> [Int] {
+        let answered = answeredWhenAsked.withLock { answered in targets.map { answered[path]?[$0.name] } }
+        func rank(_ index: Int) -> Int {
+            switch answered[index] {
+            case true?: 0
+            case nil: 1
+            case false?: 2
+            }
+        }
+        return targets.indices.sorted { (rank($0), $0) < (rank($1), $1) }
+    }
+
+    /// Asks every application for `path` at once (within `budget`), each answer read by `read` by
+    /// the deadline of its request; records which answered (unless `notes` is false: an answer that
+    /// does not say whether the application is up) and forgets those whose socket is gone. Outcomes
+    /// in target order. With `room` (bytes the answers may still take), no answer is read past it.
+    ///
+    /// Each request has `timeout`, or its share of what is left of the budget when there are more
+    /// applications than requests at once (what is left over the waves of `maxConcurrentRequests`
+    /// still to start, its own included), whichever is less: however many applications hang, and
+    /// whatever their names, every one is asked within the budget, and the time quick ones leave
+    /// goes to those after them.
+    ///
+    /// For a side endpoint (`notes` false: `/events`, `/dependencies`), the round does not wait for
+    /// the applications that failed it when last asked: each is asked on its own (at most
+    /// `maxConcurrentRequests` of them at once, one per application), and has no outcome in the
+    /// round. Applications that hang `/events` cannot hold back another's events.
+    func ask<Value: Sendable>(
+        _ path: String, accept: String, room: Locked<Int>? = nil, maxBytes: Int? = nil, notes: Bool = true,
+        query: (@Sendable (AppTarget) -> String)? = nil,
+        read: @escaping @Sendable (AppTarget, HTTPFetch.Response, _ deadline: ContinuousClock.Instant) throws(FetchFailure) -> Value
+    ) async -> [(target: AppTarget, outcome: Result<Value, FetchFailure>, duration: Duration)] {
+        let deadline = ContinuousClock.now + configuration.budget
+        let targets = targets()
+        let askOne = { @Sendable [self] (target: AppTarget, remaining: Int) async
+            -> (target: AppTarget, outcome: Result<Value, FetchFailure>, duration: Duration) in
+            let start = ContinuousClock.now
+            let outcome: Result<Value, FetchFailure>
+            var answered = false
+            var pid: Int32?
+            let left = deadline - start
+            let cap = min(maxBytes ?? configuration.maxResponseBytes, room?.withLock { $0 } ?? .max)
+            do {
+                guard left > .zero else { throw FetchFailure("the scrape budget of \(configuration.budget) was spent before it was asked") }
+                if let vanished = vanished(target) { throw FetchFailure(vanished) }
+                if lifecycle.isStopped(target.name), case .unix(let path) = target.address, !Self.exists(path) {
+                    throw FetchFailure(Self.stoppedReason)
+                }
+                let waves = (remaining + Self.maxConcurrentRequests - 1) / Self.maxConcurrentRequests
+                let timeout = min(configuration.timeout, left / max(waves, 1))
+                let fetch = HTTPFetch(target: target.address, timeout: timeout,
+                                      maxBodyBytes: cap, overflow: .fail, group: group, pool: connections)
+                let response = try await fetch.get(target.pathPrefix + path + (query?(target) ?? ""), host: target.host,
+                                                   headers: [("Accept", accept)])
+                answered = true
+                pid = response.peerPID
+                outcome = Result { () throws(FetchFailure) in try read(target, response, start + timeout) }
+            } catch let failure as FetchFailure where failure.tooLarge && room != nil && cap < configuration.maxResponseBytes {
+                outcome = .failure(overScrapeLimit("more than \(cap) bytes"))
+            } catch {
+                outcome = .failure(FetchFailure(NetworkFailure.reason(error, target: target.address)))
+            }
+            // A request cut short by shutdown says nothing of the application: nothing is noted or logged.
+            if notes, !Task.isCancelled {
+                note(target, path: path, await withUnitState(outcome.map { _ in () }, of: target),
+                     answered: answered, pid: pid)
+            }
+            if left > .zero, !Task.isCancelled {
+                let succeeded = if case .success = outcome { true } else { false }
+                answeredWhenAsked.withLock { $0[path, default: [:]][target.name] = succeeded }
+            }
+            return (target, outcome, ContinuousClock.now - start)
+        }
+        var awaited = targets
+        if !notes {
+            let failed = answeredWhenAsked.withLock { answered in Set(targets.filter { answered[path]?[$0.name] == false }.map(\.name)) }
+            awaited.removeAll { failed.contains($0.name) }
+            for target in targets where failed.contains(target.name) { askApart(target, path: path) { await askOne($0, 1) } }
+        }
+        let answers = await each(awaited, path: path, askOne)
+        let names = Set(targets.map(\.name))
+        answeredWhenAsked.withLock { $0[path] = $0[path]?.filter { names.contains($0.key) } }
+        await forgetAllBut(targets.map(\.name))
+        await lifecycle.persist(with: blocking)
+        await owners.persist(with: blocking)
+        connections.closeAll(except: Set(targets.map(\.address)))
+        return answers
+    }
+
+    /// Asks `target` for the side endpoint `path` with `askOne` in a task of its own, unless its last
+    /// such request is still running or `maxConcurrentRequests` are.
+    private func askApart<Value: Sendable>(_ target: AppTarget, path: String,
+                                           _ askOne: @escaping @Sendable (AppTarget) async -> Value) {
+        let key = path + "\u{0}" + target.name
+        let started = stragglers.withLock { running in
+            running.count < Self.maxConcurrentRequests && running.insert(key).inserted
+        }
+        guard started else { return }
+        Task { [stragglers] in
+            _ = await askOne(target)
+            stragglers.withLock { _ = $0.remove(key) }
+        }
+    }
+
+    /// Records whether `target` answered `path` (and which process served it), and logs when the
+    /// application goes down or comes up: once per real change, whichever endpoint caused it.
+    private func note(_ target: AppTarget, path: String, _ outcome: Result<Void, FetchFailure>, answered: Bool, pid: Int32?) {
+        let failure: String? = if case .failure(let failure) = outcome { failure.description } else { nil }
+        let (now, reason) = states.withLock { states -> (Bool?, String?) in
+            var state = states[target.name] ?? AppState(target: target)
+            state.target = target
+            state.asked = true
+            state.answering = answered
+            if let pid { state.pid = pid }
+            state.failing[path] = failure
+            states[target.name] = state
+            return (state.reachable, state.reason)
+        }
+        // Told once per change whatever the runtime: a reload's new fleet knows nothing yet, the
+        // lifecycle does.
+        if now == false, !isLeaving(target), lifecycle.announce(target.name, up: false) {
+            logDown(target, reason: reason ?? "no answer")
+        } else if now == true, lifecycle.announce(target.name, up: true) {
+            logger.notice("Application \(target.name) is up at \(target.address)",
+                          metadata: WeaveEvent.appUp.metadata(["app": "\(target.name)", "address": "\(target.address)"]))
+        }
+    }
+
+    func logDown(_ target: AppTarget, reason: String) {
+        logger.warning("Application \(target.name) is down: \(reason)",
+                       metadata: WeaveEvent.appDown.metadata(["app": "\(target.name)", "address": "\(target.address)", "reason": "\(reason)"]))
+    }
+}
