@@ -149,12 +149,14 @@ let package = Package(
         ),
         .testTarget(name: "WeaveSystemdTests", dependencies: ["WeaveSystemd"]),
         .testTarget(name: "WeaveHealthdTests", dependencies: [
-            "weave-healthd", "WeaveDI", "WeaveHealth", "WeaveHealthRoutes", "WeaveAppEndpoint", "WeaveMemoryPressure", "WeaveObservability",
+            "WeaveHealthd", "WeaveDI", "WeaveHealth", "WeaveHealthRoutes", "WeaveAppEndpoint", "WeaveMemoryPressure", "WeaveObservability",
             "WeaveTestSupport",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
-        .executableTarget(
-            name: "weave-healthd",
+        // The daemon, as a library its tests link: configuration, checks, applications, collectors,
+        // the services it runs and `Daemon.run`, which composes them. Package-internal (no product).
+        .target(
+            name: "WeaveHealthd",
             dependencies: [
                 "CMachine", "CTLS", "WeaveAppEndpoint", "WeaveDI", "WeaveHealth", "WeaveHealthRoutes", "WeaveHealthServer", "WeaveMemoryPressure", "WeaveObservability",
                 "WeavePrometheus", "WeaveSupport", "WeaveSystemd",
@@ -166,6 +168,8 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+        // weave-healthd: `main.swift`, which runs `Daemon.run`.
+        .executableTarget(name: "weave-healthd", dependencies: ["WeaveHealthd"]),
         // The probe: plain sockets, no Foundation and no NIO, so it starts fast. It reads answers with
         // the daemon's own parser and health states.
         .executableTarget(name: "weave-health", dependencies: ["WeaveHealth", "WeavePrometheus", "WeaveSupport"]),

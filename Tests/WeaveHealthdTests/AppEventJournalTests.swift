@@ -1,7 +1,7 @@
 import Glibc
 import Logging
 import Testing
-@testable import weave_healthd
+@testable import WeaveHealthd
 import WeaveDI
 import WeaveObservability
 import WeaveSupport

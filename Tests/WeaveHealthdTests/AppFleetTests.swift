@@ -3,7 +3,7 @@ import Logging
 import NIOPosix
 import ServiceLifecycle
 import Testing
-@testable import weave_healthd
+@testable import WeaveHealthd
 import WeaveAppEndpoint
 import WeaveDI
 import WeaveHealth

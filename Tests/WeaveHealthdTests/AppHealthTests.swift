@@ -1,6 +1,6 @@
 import Testing
 import WeaveSupport
-@testable import weave_healthd
+@testable import WeaveHealthd
 
 @Suite struct AppHealthTests {
     static func document(components: Int, output: String, status: String = "fail") -> [UInt8] {

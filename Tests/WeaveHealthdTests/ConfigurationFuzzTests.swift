@@ -4,7 +4,7 @@ import Glibc
 import Testing
 import WeaveSupport
 import WeaveTestSupport
-@testable import weave_healthd
+@testable import WeaveHealthd
 
 /// Mutations of the README's example configuration: each either loads or is rejected with a
 /// positioned error, never a crash, a trap or a hang. A fixed seed in CI; `WEAVE_FUZZ_CASES` and

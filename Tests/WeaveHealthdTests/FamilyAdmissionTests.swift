@@ -1,6 +1,6 @@
 import NIOPosix
 import Testing
-@testable import weave_healthd
+@testable import WeaveHealthd
 import WeaveObservability
 import WeavePrometheus
 import WeaveSystemd

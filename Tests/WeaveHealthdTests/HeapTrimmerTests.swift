@@ -2,7 +2,7 @@ import Foundation
 import NIOPosix
 import Synchronization
 import Testing
-@testable import weave_healthd
+@testable import WeaveHealthd
 
 @Suite struct HeapTrimmerTests {
     /// Bursts closer together than the quiet period are trimmed once, after the last of them; a burst

@@ -1,7 +1,7 @@
 import NIOPosix
 import Synchronization
 import Testing
-@testable import weave_healthd
+@testable import WeaveHealthd
 import WeaveHealth
 import WeaveHealthRoutes
 

@@ -1,6 +1,6 @@
 import Testing
 import WeaveHealth
-@testable import weave_healthd
+@testable import WeaveHealthd
 
 /// A check's observed value belongs to the run that observed it.
 @Suite struct ObservationsTests {

@@ -1,6 +1,6 @@
 import Logging
 import Testing
-@testable import weave_healthd
+@testable import WeaveHealthd
 import WeaveDI
 import WeaveHealth
 import WeaveHealthRoutes

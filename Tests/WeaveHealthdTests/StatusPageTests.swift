@@ -1,5 +1,5 @@
 import Testing
-@testable import weave_healthd
+@testable import WeaveHealthd
 import WeaveHealth
 import WeaveHealthRoutes
 import WeaveObservability

@@ -1,5 +1,5 @@
 import Testing
-@testable import weave_healthd
+@testable import WeaveHealthd
 import WeaveDI
 import WeaveHealth
 import WeaveMemoryPressure

@@ -1,6 +1,6 @@
 import Glibc
 import Testing
-@testable import weave_healthd
+@testable import WeaveHealthd
 import WeavePrometheus
 
 @Suite struct TextfilesTests {
