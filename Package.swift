@@ -182,3 +182,11 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Each file imports what it uses, and `public import` marks what a module's API shows of another
+// (as Hummingbird does): every Swift target, sources and tests.
+for target in package.targets where target.type != .system && !["CMachine", "CTLS"].contains(target.name) {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("MemberImportVisibility"), .enableUpcomingFeature("InternalImportsByDefault"),
+    ]
+}

@@ -1,7 +1,7 @@
-import Logging
-import NIOCore
-import NIOPosix
-import ServiceLifecycle
+public import Logging
+public import NIOCore
+public import NIOPosix
+public import ServiceLifecycle
 import WeaveDI
 import WeaveHealth
 import WeaveHealthRoutes

@@ -1,4 +1,4 @@
-import WeaveSupport
+public import WeaveSupport
 
 extension WeaveEvent {
     public static let healthTransition = WeaveEvent(messageID: "d47c2ece5e194c99bc8756c4e375df39", title: "health transition")

@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 import WeaveSupport
 
 /// Runs health checks: the checks registered by name, plus those `discover` finds at each round

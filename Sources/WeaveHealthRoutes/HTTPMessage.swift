@@ -1,4 +1,4 @@
-import NIOCore
+public import NIOCore
 /// A request as the router sees it: plain values, so the router is testable without sockets.
 public struct HealthRequest: Sendable {
     public var method: String

@@ -1,6 +1,6 @@
 import NIOCore
 import WeaveHealth
-import WeavePrometheus
+public import WeavePrometheus
 import WeaveSupport
 
 /// Answers the endpoints of its routes: `HealthRoute.standard` and the rows it is given. Separate

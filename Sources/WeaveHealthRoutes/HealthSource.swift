@@ -1,5 +1,5 @@
 import Synchronization
-import WeaveHealth
+public import WeaveHealth
 import WeavePrometheus
 
 /// What the endpoints read: the current health, the metric families, and the server's own state.

@@ -1,4 +1,5 @@
 import NIOCore
+import WeaveSupport
 
 /// One connection's clocks, kept on the raw bytes (first in the pipeline), so that no trickle of
 /// bytes can hold a connection open:

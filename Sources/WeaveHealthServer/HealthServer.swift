@@ -1,11 +1,11 @@
-import Logging
-import NIOCore
+public import Logging
+public import NIOCore
 import NIOExtras
 import NIOHTTP1
 import NIOHTTPCompression
 import NIOPosix
-import ServiceLifecycle
-import WeaveHealthRoutes
+public import ServiceLifecycle
+public import WeaveHealthRoutes
 import WeaveSupport
 
 /// The HTTP server of the health endpoints, as a swift-service-lifecycle `Service`: `run()` binds

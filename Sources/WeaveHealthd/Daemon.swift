@@ -2,6 +2,7 @@ import CMachine
 import Logging
 import NIOPosix
 import ServiceLifecycle
+import UnixSignals
 import WeaveAppEndpoint
 import WeaveHealthRoutes
 import WeaveHealthServer

@@ -1,8 +1,8 @@
 // Built with the package trait Hummingbird only (`traits: ["Hummingbird"]` on the dependency).
 #if Hummingbird
 import HTTPTypes
-import Hummingbird
-import WeaveHealthRoutes
+public import Hummingbird
+public import WeaveHealthRoutes
 
 extension RouterMethods {
     /// Mounts a `HealthRouter`'s endpoints (an `AppEndpoint`'s `router`) in this Hummingbird router:

@@ -1,4 +1,4 @@
-import ServiceLifecycle
+public import ServiceLifecycle
 
 extension MemoryPressureMonitor: Service {
     /// Watches from here until graceful shutdown or cancellation: the monitor as one service of a

@@ -1,5 +1,5 @@
-import Logging
-import WeaveSupport
+public import Logging
+public import WeaveSupport
 
 /// Where memory-pressure notifications come from.
 public enum MemoryPressureSource: Sendable, Equatable, CustomStringConvertible {

@@ -1,5 +1,5 @@
 import WeaveDI
-import WeavePrometheus
+public import WeavePrometheus
 
 /// The metric families of a container's statistics snapshot (`weave_resolutions_total`, …), as a
 /// collector of the container that `statistics` reads at each scrape.

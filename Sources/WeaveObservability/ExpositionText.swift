@@ -1,4 +1,4 @@
-import WeavePrometheus
+public import WeavePrometheus
 import WeaveSupport
 
 /// The families of another registry's text exposition, such as swift-prometheus's

@@ -1,5 +1,5 @@
 import WeaveHealth
-import WeavePrometheus
+public import WeavePrometheus
 
 /// The metric families of a health report (`weave_health_status{check,state}`, …), as a collector of
 /// the report that `report` returns at each scrape. A check is labelled `check` here and everywhere.

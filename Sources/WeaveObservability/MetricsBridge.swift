@@ -1,4 +1,4 @@
-import CoreMetrics
+public import CoreMetrics
 import Synchronization
 import WeaveDI
 import WeaveSupport

@@ -1,4 +1,4 @@
-import CMachine
+public import CMachine
 
 /// Short intervals, cheaply: the CPU's cycle counter where the kernel itself keeps time with it
 /// (clock source `tsc` on x86-64; always on arm64), else CLOCK_MONOTONIC. Reading the counter costs

@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 
 /// A kind of event a program logs, with a stable 128-bit `MESSAGE_ID` that a journald catalog
 /// explains (`journalctl -x` shows the entry). Log records carry it as the metadata key

@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 import WeaveSupport
 
 /// A swift-log `LogHandler` that writes structured entries to journald with libsystemd's native

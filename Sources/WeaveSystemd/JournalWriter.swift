@@ -1,3 +1,4 @@
+import Logging
 import WeaveSupport
 
 /// Delivers log entries off the caller's thread, so that logging never blocks serving, health

@@ -1,5 +1,5 @@
-import Tracing
-import WeaveDI
+public import Tracing
+public import WeaveDI
 
 /// swift-distributed-tracing spans for a container's factory runs: each run inside a traced task
 /// (one with a current `InstrumentationContext`, such as a request's span) becomes a span,

@@ -3,8 +3,8 @@
 import Logging
 import ServiceLifecycle
 import Synchronization
-import Vapor
-import WeaveAppEndpoint
+public import Vapor
+public import WeaveAppEndpoint
 
 extension Application {
     /// Runs `endpoint` (its health checks and its socket, where weave-healthd finds the

@@ -1,7 +1,7 @@
 // Built with the package trait Vapor only (`traits: ["Vapor"]` on the dependency).
 #if Vapor
-import Vapor
-import WeaveAppEndpoint
+public import Vapor
+public import WeaveAppEndpoint
 
 extension RoutesBuilder {
     /// Mounts a `HealthRouter`'s endpoints (an `AppEndpoint`'s `router`) in this Vapor application

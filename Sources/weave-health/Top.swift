@@ -1,3 +1,4 @@
+import WeaveHealth
 import WeaveSupport
 
 /// `weave-health top`: fetches `/metrics` (or reads `--file`) and shows `MetricsTable`,

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import ServiceLifecycle
 import Testing
 import WeaveAppEndpoint

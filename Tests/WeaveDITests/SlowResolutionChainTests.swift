@@ -5,6 +5,7 @@ import Testing
 import WeaveSupport
 import WeaveTestSupport
 @testable import WeaveDI
+import Logging
 
 private final class OrderDesk: Sendable {}
 private final class ReportWriter: Sendable {}

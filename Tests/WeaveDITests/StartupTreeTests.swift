@@ -1,7 +1,8 @@
+import Logging
 import Testing
+@testable import WeaveDI
 import WeaveSupport
 import WeaveTestSupport
-@testable import WeaveDI
 
 private final class Front: Sendable {}
 private final class Middle: Sendable {}

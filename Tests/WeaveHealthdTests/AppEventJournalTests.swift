@@ -1,8 +1,10 @@
 import Glibc
 import Logging
 import Testing
-@testable import WeaveHealthd
 import WeaveDI
+import WeaveHealth
+@testable import WeaveHealthd
+import WeaveMemoryPressure
 import WeaveObservability
 import WeaveSupport
 import WeaveTestSupport

@@ -1,6 +1,8 @@
 import Testing
-import WeaveSupport
+import WeaveHealth
 @testable import WeaveHealthd
+import WeaveObservability
+import WeaveSupport
 
 @Suite struct AppHealthTests {
     static func document(components: Int, output: String, status: String = "fail") -> [UInt8] {

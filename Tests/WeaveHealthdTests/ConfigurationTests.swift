@@ -1,9 +1,11 @@
 import Glibc
 import Testing
-@testable import WeaveHealthd
 import WeaveDI
 import WeaveHealth
 import WeaveHealthRoutes
+@testable import WeaveHealthd
+import WeaveMemoryPressure
+import WeaveObservability
 import WeavePrometheus
 
 @Suite struct ConfigurationTests {

@@ -1,9 +1,11 @@
+import NIOCore
 import NIOPosix
 import Synchronization
 import Testing
-@testable import WeaveHealthd
+import WeaveDI
 import WeaveHealth
 import WeaveHealthRoutes
+@testable import WeaveHealthd
 
 /// A runtime of `checks` (YAML list items, indented two spaces), without applications.
 private func runtime(checks: String, group: MultiThreadedEventLoopGroup) async throws -> Runtime {

@@ -1,7 +1,10 @@
+import Foundation
 import Testing
-@testable import WeaveHealthd
+import WeaveDI
 import WeaveHealth
 import WeaveHealthRoutes
+@testable import WeaveHealthd
+import WeaveMemoryPressure
 import WeaveObservability
 import WeavePrometheus
 

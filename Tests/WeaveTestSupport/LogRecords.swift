@@ -1,4 +1,4 @@
-import Logging
+public import Logging
 import Synchronization
 
 /// What a logger was given, for the tests to read: `logger`'s records, in order.

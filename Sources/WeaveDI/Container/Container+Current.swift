@@ -1,4 +1,5 @@
-import Synchronization
+import Logging
+public import Synchronization
 import WeaveSupport
 
 /// `Container.live` and a generation that changes with every assignment (`resolverFlags.liveGeneration`), under one mutex.

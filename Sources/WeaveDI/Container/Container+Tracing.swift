@@ -1,3 +1,4 @@
+import Synchronization
 extension Container {
     /// Makes this container's factory runs spans through `tracing` (`FactoryRunTracing`; `WeaveTracing`
     /// gives one for swift-distributed-tracing). False, and nothing changes, when it has one already.

@@ -1,5 +1,5 @@
 import Logging
-import Synchronization
+public import Synchronization
 import WeaveSupport
 
 /// A dependency-injection container: register factories under types (and optional names), then

@@ -1,4 +1,4 @@
-import Synchronization
+public import Synchronization
 import WeaveSupport
 
 /// The value a property wrapper resolved on first access, kept for later accesses: one allocation

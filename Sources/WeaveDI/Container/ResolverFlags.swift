@@ -1,4 +1,4 @@
-import Synchronization
+public import Synchronization
 
 /// The process-wide words the inlined resolve paths (`UnifiedDI`, the property wrappers,
 /// `InjectedValues`) read, in one global: code in another module reaches a global through a call to

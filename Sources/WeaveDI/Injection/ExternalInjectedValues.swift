@@ -1,4 +1,4 @@
-import Synchronization
+public import Synchronization
 
 /// Values for `InjectedKey`s that another dependency system sets, such as swift-dependencies'
 /// `withDependencies` (the WeaveDependencies bridge installs one). `InjectedValues` asks it after

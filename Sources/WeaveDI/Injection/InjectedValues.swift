@@ -1,4 +1,4 @@
-import Synchronization
+public import Synchronization
 
 /// The values reached through `InjectedKey`s. Extend it with computed properties:
 ///

@@ -1,3 +1,4 @@
+import Logging
 /// Configures `FeatureModule`s in dependency order, each one once per container: the current one
 /// (`Container.current`), where a module's `configure()` registers. The container keeps which were
 /// configured, so a test's container (`withContainer`) configures them afresh.

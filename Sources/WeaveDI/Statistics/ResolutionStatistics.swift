@@ -1,3 +1,4 @@
+import Synchronization
 /// A latency histogram: counts per bucket (upper bounds `LatencyHistogram.bounds`, then one
 /// above them all) and the sum. Its buckets are those of a native histogram of schema 3 (`LatencyBuckets`).
 public struct LatencyHistogram: Sendable, Equatable {

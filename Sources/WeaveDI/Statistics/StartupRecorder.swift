@@ -1,4 +1,4 @@
-import Synchronization
+public import Synchronization
 import WeaveSupport
 
 /// Keeps a container's startup tree (`StartupTree`) until startup ends. While it is open the first

@@ -1,4 +1,4 @@
-import Synchronization
+public import Synchronization
 import WeaveSupport
 
 /// A map from nonzero words to nonnull pointers that only grows, read without a lock: an

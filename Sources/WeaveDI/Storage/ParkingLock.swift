@@ -1,5 +1,5 @@
 import CMachine
-import Synchronization
+public import Synchronization
 import WeaveSupport
 
 /// A lock whose waiters park in the kernel (a futex) after a bounded spin, so a holder that the

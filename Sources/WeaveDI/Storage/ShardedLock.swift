@@ -1,4 +1,4 @@
-import Synchronization
+public import Synchronization
 import WeaveSupport
 
 /// A reader-sharded lock ("big reader lock"). A reader locks only its thread's shard, so readers on

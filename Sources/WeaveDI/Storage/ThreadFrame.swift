@@ -1,4 +1,4 @@
-import CMachine
+public import CMachine
 import WeaveSupport
 
 /// The resolver's per-thread state, in one block that a C thread-local points to, so the hot path

@@ -1,5 +1,6 @@
 import Logging
 import WeaveDI
+import WeaveMemoryPressure
 import WeaveObservability
 import WeaveSupport
 

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import WeaveHealth
+import WeaveSupport
 
 /// Healthy when a TCP connection to host:port opens (within the check's timeout).
 struct TCPCheck: HealthCheckable {

@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import WeaveDI
 import WeaveHealth
+import WeaveObservability
 
 /// What one configuration runs: the daemon's own instrumented container, in which every check is a
 /// registered `HealthCheckable` service (so `/metrics` shows the daemon's resolve timings too), and

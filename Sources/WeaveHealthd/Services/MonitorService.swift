@@ -1,4 +1,5 @@
 import ServiceLifecycle
+import WeaveHealth
 import WeaveHealthRoutes
 import WeaveSupport
 

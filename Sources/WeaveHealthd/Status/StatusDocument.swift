@@ -1,6 +1,7 @@
 import WeaveDI
 import WeaveHealth
 import WeaveHealthRoutes
+import WeaveObservability
 import WeavePrometheus
 import WeaveSupport
 

@@ -1,4 +1,6 @@
 import ServiceLifecycle
+import WeaveHealth
+import WeaveObservability
 import WeaveSupport
 
 /// Records every check's and application's state, and which applications run since when, in the
