@@ -135,6 +135,9 @@ struct ProbeOptions {
         if let target { return target }
         if let configFile {
             guard let text = Self.read(configFile) else { throw UsageError(message: "cannot read --config \(configFile)") }
+            do { _ = try YAMLReader.parse(text) } catch {
+                throw UsageError(message: "\(configFile):\(error.line):\(error.column): \(error.message)")
+            }
             guard let target = ProbeTarget.fromDaemonConfiguration(text) else {
                 throw UsageError(message: "\(configFile): the first listen: entry is not an address this probe can use")
             }

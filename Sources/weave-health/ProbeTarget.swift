@@ -38,35 +38,29 @@ enum ProbeTarget: Equatable, CustomStringConvertible {
         }
     }
 
-    /// The first listener of a weave-healthd configuration file (its `listen:` list), or the
-    /// daemon's default when the file has none. Reads only what it needs, without a YAML library.
+    /// The first listener of a weave-healthd configuration file (its `listen:` list), read with the
+    /// daemon's own YAML reader, or the daemon's default when the file has none; nil when the file
+    /// is not YAML or its first listener is not an address or socket.
     static func fromDaemonConfiguration(_ text: String) -> ProbeTarget? {
-        var inListen = false
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-            guard !line.trimmingWhitespace().isEmpty else { continue }
-            if !line.hasPrefix(" ") && !line.hasPrefix("-") {
-                inListen = line.hasPrefix("listen:")
-                continue
-            }
-            guard inListen else { continue }
-            var item = line.trimmingWhitespace()
-            if item.hasPrefix("- ") { item = String(item.dropFirst(2)).trimmingWhitespace() }
-            item = item.replacing("{", with: "").replacing("}", with: "")
-            for field in item.split(separator: ",") {
-                let parts = field.split(separator: ":", maxSplits: 1).map { String($0).trimmingWhitespace().unquoted }
-                guard parts.count == 2 else { continue }
-                if parts[0] == "unix" { return .unix(path: parts[1]) }
-                if parts[0] == "address" { return ProbeTarget(url: "http://" + parts[1]) }
-            }
+        let document: YAMLNode?
+        do { document = try YAMLReader.parse(text) } catch { return nil }
+        guard let root = document else { return daemonDefault }
+        guard case .mapping(let top) = root.value else { return nil }
+        guard let listen = top.first(where: { $0.key.scalar == "listen" })?.value else { return daemonDefault }
+        guard case .sequence(let listeners) = listen.value, case .mapping(let fields) = listeners.first?.value else { return nil }
+        for (key, value) in fields {
+            guard let text = value.scalar else { continue }
+            if key.scalar == "unix" { return .unix(path: text) }
+            if key.scalar == "address" { return ProbeTarget(url: "http://" + text) }
         }
-        return daemonDefault
+        return nil
     }
 }
 
-extension String {
-    var unquoted: String {
-        guard count >= 2, let first, first == last, first == "\"" || first == "'" else { return self }
-        return String(dropFirst().dropLast())
+extension YAMLNode {
+    /// The text of a scalar node; nil for a list or a mapping.
+    fileprivate var scalar: String? {
+        if case .scalar(let text) = value { return text }
+        return nil
     }
 }

@@ -1,5 +1,6 @@
 import Testing
 @testable import WeaveHealthd
+import WeaveSupport
 import WeaveTestSupport
 
 @Suite struct YAMLReaderTests {

@@ -1,6 +1,6 @@
 /// A node of a YAML document, with the 1-based line and column where it starts.
-struct YAMLNode {
-    enum Value {
+package struct YAMLNode {
+    package enum Value {
         /// A scalar as written (after unquoting and escapes); an empty value is `""`.
         case scalar(String)
         case sequence([YAMLNode])
@@ -8,14 +8,14 @@ struct YAMLNode {
         case mapping([(key: YAMLNode, value: YAMLNode)])
     }
 
-    var value: Value
-    var line: Int
-    var column: Int
+    package var value: Value
+    package var line: Int
+    package var column: Int
 }
 
 /// A YAML syntax error at a 1-based line and column.
-struct YAMLSyntaxError: Error, Equatable {
-    var line: Int
-    var column: Int
-    var message: String
+package struct YAMLSyntaxError: Error, Equatable {
+    package var line: Int
+    package var column: Int
+    package var message: String
 }

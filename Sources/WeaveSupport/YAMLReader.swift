@@ -2,8 +2,9 @@
 /// block mappings and sequences, flow `[…]` and `{…}`, plain, single- and double-quoted scalars,
 /// literal `|` and folded `>` block scalars, comments, and one document with an optional `---`.
 /// Anchors, aliases, tags, `?` keys, directives and multi-line quoted or plain scalars are rejected
-/// with their position rather than misread.
-struct YAMLReader {
+/// with their position rather than misread. The daemon's configuration is read with it, and the
+/// probe reads the daemon's `listen:` with it.
+package struct YAMLReader {
     private let lines: [[UInt8]]
     /// For each line with non-ASCII bytes, the character column of every byte index (and one past
     /// the end); ASCII lines need none. Positions are asked for every node, so counting from the
@@ -35,7 +36,7 @@ struct YAMLReader {
     }
 
     /// The document's root node, or nil when it holds nothing but comments and blank lines.
-    static func parse(_ text: String) throws(YAMLSyntaxError) -> YAMLNode? {
+    package static func parse(_ text: String) throws(YAMLSyntaxError) -> YAMLNode? {
         var reader = YAMLReader(text)
         return try reader.document()
     }
