@@ -24,10 +24,7 @@ public final class ContainerEventLog: Sendable {
         /// Seconds since the Unix epoch.
         public let time: Double
         public let kind: Kind
-        /// `dependency`, `duration_usec`, `threshold_usec`, `chain`, `chain_usec`, `self_usec`, `slowest` (slow);
-        /// `dependency`, `error_kind`, `error`
-        /// (error); none (pressure); `check`, `state_from`, `state_to`, `reason` (transition);
-        /// `duration_usec`, `runs`, `chain`, `chain_usec`, `self_usec`, `slowest` (startup).
+        /// Those its kind carries (`Kind.fields`, in `ContainerEventPage.swift`).
         public let fields: [String: String]
     }
 
@@ -69,20 +66,6 @@ public final class ContainerEventLog: Sendable {
             let start = after < first ? 0 : Int(min(after - first + 1, UInt64(state.ring.count)))
             return (Array(state.ring[start...].prefix(max(0, limit))), first, state.next)
         }
-    }
-
-    /// `/events?after=N&limit=M` as JSON: `{"started":…,"first":…,"next":…,"events":[{"seq":…,"time":…,"kind":…,"fields":{…}}]}`.
-    public func json(after: UInt64, limit: Int) -> String {
-        let (events, first, next) = events(after: after, limit: limit)
-        var text = "{\"started\":\(started),\"first\":\(first),\"next\":\(next),\"events\":["
-        for (index, event) in events.enumerated() {
-            if index > 0 { text += "," }
-            text += "{\"seq\":\(event.sequence),\"time\":\(event.time),\"kind\":\"\(event.kind.rawValue)\",\"fields\":{"
-            text += event.fields.sorted { $0.key < $1.key }.map { "\(JSONText.quoted($0.key)):\(JSONText.quoted($0.value))" }
-                .joined(separator: ",")
-            text += "}}"
-        }
-        return text + "]}"
     }
 
     private func appendStartup(_ tree: StartupTree) {

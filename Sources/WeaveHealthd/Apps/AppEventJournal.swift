@@ -98,7 +98,7 @@ final class AppEventJournal: Sendable {
     /// Reads one answer of `app`'s `/events` and logs what is new in it. A page that is not one is
     /// refused whole and logged, once until the application serves a valid page again.
     func ingest(_ app: String, _ body: [UInt8], owner: UInt32? = nil) throws(FetchFailure) {
-        guard let page = Page(body) else {
+        guard let page = ContainerEventPage(body) else {
             let failure = FetchFailure("/events is not an event log's page")
             if refusing.withLock({ $0.count < Self.maxApps && $0.insert(app).inserted }) {
                 logger.warning("Application \(app)'s \(failure); its events are not read until it serves one",
@@ -144,7 +144,7 @@ final class AppEventJournal: Sendable {
         }
     }
 
-    private func write(_ app: String, _ event: Event, owner: UInt32?) {
+    private func write(_ app: String, _ event: ContainerEventLog.Event, owner: UInt32?) {
         let kind = event.kind
         guard admit(app, kind.event, level: kind.level(event), owner: owner) else { return }
         var metadata: Logger.Metadata = ["app": "\(app)", "event_seq": "\(event.sequence)", "event_time": "\(event.time)"]
@@ -187,52 +187,6 @@ final class AppEventJournal: Sendable {
     // MARK: The page
 
     /// One event as read: only the fields its kind has, each made `logSafe` and cut to `ContainerEventLog.maxFieldBytes`.
-    struct Event {
-        let sequence: UInt64
-        let time: Double
-        let kind: ContainerEventLog.Event.Kind
-        let fields: [String: String]
-    }
-
-    /// An answer of `/events`: `{"started":…,"first":…,"next":…,"events":[…]}` (`ContainerEventLog`).
-    struct Page {
-        let started: Double
-        let first: UInt64
-        let next: UInt64
-        let events: [Event]
-
-        /// Nil unless it is a page: numbers in order, below `next`, at most `ContainerEventLog.maxPerRequest` events;
-        /// events of unknown kinds are skipped.
-        init?(_ body: [UInt8]) {
-            guard let document = JSONValue.parse(body), let started = document["started"]?.number, started.isFinite,
-                  let first = document["first"]?.number.flatMap(Self.count), let next = document["next"]?.number.flatMap(Self.count),
-                  first >= 1, first <= next, case .array(let items)? = document["events"], items.count <= ContainerEventLog.maxPerRequest else { return nil }
-            var events: [Event] = []
-            var previous: UInt64 = 0
-            for item in items {
-                guard let sequence = item["seq"]?.number.flatMap(Self.count), sequence > previous, sequence < next,
-                      let time = item["time"]?.number, time.isFinite, let name = item["kind"]?.string,
-                      case .object(let members)? = item["fields"] else { return nil }
-                previous = sequence
-                guard let kind = ContainerEventLog.Event.Kind(rawValue: name) else { continue }
-                var fields: [String: String] = [:]
-                for (key, value) in members where kind.fields.contains(key) {
-                    guard let text = value.string else { return nil }
-                    fields[key] = text.logSafe.prefix(maxUTF8Bytes: ContainerEventLog.maxFieldBytes)
-                }
-                events.append(Event(sequence: sequence, time: time, kind: kind, fields: fields))
-            }
-            self.started = started
-            self.first = first
-            self.next = next
-            self.events = events
-        }
-
-        /// A whole, non-negative number that fits in 53 bits (JSON's exact integers).
-        private static func count(_ number: Double) -> UInt64? {
-            number >= 0 && number <= 9_007_199_254_740_992 && number.rounded() == number ? UInt64(number) : nil
-        }
-    }
 }
 
 /// How the daemon writes each kind of an application's event.
@@ -247,19 +201,8 @@ extension ContainerEventLog.Event.Kind {
         }
     }
 
-    /// The fields an event of this kind may carry; others are left out.
-    var fields: [String] {
-        switch self {
-        case .slowResolution: ["dependency", "duration_usec", "threshold_usec", "chain", "chain_usec", "self_usec", "slowest"]
-        case .resolutionError: ["dependency", "error_kind", "error"]
-        case .memoryPressure: []
-        case .healthTransition: ["check", "state_from", "state_to", "reason"]
-        case .startup: ["duration_usec", "runs", "chain", "chain_usec", "self_usec", "slowest"]
-        }
-    }
-
     /// As the application's own container and monitor log them.
-    func level(_ event: AppEventJournal.Event) -> Logger.Level {
+    func level(_ event: ContainerEventLog.Event) -> Logger.Level {
         switch self {
         case .slowResolution: .warning
         case .resolutionError: .error
