@@ -58,21 +58,21 @@ public final class AppEndpoint: Service, Sendable {
         self.events = events
         eventHooks = events.recordEvents(of: container)
         let listeners = configuration.listeners(for: identity)
-        var server = HealthServerConfiguration(listeners: listeners, detailsPolicy: configuration.details,
-                                               unixSocketDetailsPolicy: configuration.socketDetails,
-                                               bearerToken: configuration.bearerToken)
+        let policy = HealthPolicy(detailsPolicy: configuration.details,
+                                  unixSocketDetailsPolicy: configuration.socketDetails, bearerToken: configuration.bearerToken,
+                                  metricsReuse: configuration.metricsReuse)
+        var server = HealthServerConfiguration(listeners: listeners)
         server.maxConnections = configuration.maxConnections
-        server.metricsReuse = configuration.metricsReuse
         server.reservedConnections = min(server.reservedConnections, configuration.maxConnections / 4)
         router = HealthRouter(
-            configuration: server, identity: identity,
+            policy: policy, identity: identity,
             collectors: [
                 ContainerMetrics(buckets: configuration.resolveBuckets) { container.statistics() },
                 HealthMetrics { monitor.latestReport },
             ] + collectors + [ProcessMetrics(), BuildInfo(identity: identity)],
             source: MonitorHealthSource(monitor: monitor), lifecycle: ServerLifecycle(),
             routes: [.dependencies({ container.statistics() }, startup: { container.startupTree }), .events(events)])
-        self.server = listeners.isEmpty ? nil : HealthServer(router: router, group: group, logger: logger)
+        self.server = listeners.isEmpty ? nil : HealthServer(router: router, configuration: server, group: group, logger: logger)
         pressure = configuration.watchesMemoryPressure ? MemoryPressureMonitor { container.relieveMemoryPressure() } : nil
     }
 

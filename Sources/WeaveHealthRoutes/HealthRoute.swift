@@ -8,7 +8,7 @@ import WeavePrometheus
 /// (`HealthRouter(routes:)`), as the container's `/dependencies` and `/events` and the daemon's
 /// status page (`.page`) are.
 public struct HealthRoute: Sendable {
-    /// What answers a route, given the request and the router (its configuration, source and identity).
+    /// What answers a route, given the request and the router (its policy, source and identity).
     public enum Responder: Sendable {
         /// Made from snapshots, at once, where the request arrived (a server's event loop): the
         /// probes, which must answer whatever else is stuck. It must not wait or block.

@@ -6,7 +6,7 @@ import WeaveSupport
 /// Answers the endpoints of its routes: `HealthRoute.standard` and the rows it is given. Separate
 /// from the server core, as a router in Hummingbird is, so any server can embed it.
 public struct HealthRouter: Sendable {
-    private let current: Locked<HealthServerConfiguration>
+    private let current: Locked<HealthPolicy>
     private let renderings = SharedRendering()
     /// Who answers: `/health`'s `serviceId`, `description` and `version`, and the landing page's title.
     public let identity: ServiceIdentity
@@ -19,9 +19,9 @@ public struct HealthRouter: Sendable {
 
     /// `collectors` usually end with `ProcessMetrics()` and `BuildInfo(identity:)`. `routes` are
     /// added to `HealthRoute.standard`; one with the path of a standard route replaces it.
-    public init(configuration: HealthServerConfiguration, identity: ServiceIdentity, collectors: [any MetricCollector],
+    public init(policy: HealthPolicy = HealthPolicy(), identity: ServiceIdentity, collectors: [any MetricCollector],
                 source: any HealthSource, lifecycle: ServerLifecycle, routes: [HealthRoute] = []) {
-        current = Locked(configuration)
+        current = Locked(policy)
         self.identity = identity
         self.collectors = collectors
         self.source = source
@@ -33,19 +33,12 @@ public struct HealthRouter: Sendable {
         self.routes = table
     }
 
-    /// The configuration in force; `reconfigure` replaces it (a reload), every copy of the router sees it.
-    public var configuration: HealthServerConfiguration { current.withLock { $0 } }
+    /// The policy in force; `reconfigure` replaces it (a reload), every copy of the router sees it.
+    public var policy: HealthPolicy { current.withLock { $0 } }
 
-    /// Applies a new configuration to the requests that arrive from now on. The listeners are bound
-    /// already and cannot change here: a configuration with other listeners is refused (returns false)
-    /// and nothing of it applies.
-    @discardableResult
-    public func reconfigure(_ configuration: HealthServerConfiguration) -> Bool {
-        current.withLock { old in
-            guard old.listeners == configuration.listeners else { return false }
-            old = configuration
-            return true
-        }
+    /// Applies a new policy to the requests that arrive from now on.
+    public func reconfigure(_ policy: HealthPolicy) {
+        current.withLock { $0 = policy }
     }
 
     /// What a framework adapter mounts in an application's router, at each route's `components`
@@ -121,7 +114,7 @@ public struct HealthRouter: Sendable {
 
     func metrics(_ request: HealthRequest) async -> HealthResponse {
         let format = Exposition.Format.negotiate(accept: request.header("Accept"))
-        let body = await renderings.body(format, reuse: configuration.metricsReuse) { [self] in await render(format) }
+        let body = await renderings.body(format, reuse: policy.metricsReuse) { [self] in await render(format) }
         return HealthResponse(status: 200, headers: [("Content-Type", format.contentType)], body: body)
     }
 
@@ -149,17 +142,16 @@ public struct HealthRouter: Sendable {
     /// Whether `request`'s client may see details (reasons, errors, events): the `details:` policy
     /// of its listener kind and the bearer token.
     public func showsDetails(_ request: HealthRequest) -> Bool {
-        showsDetails(request, configuration)
+        showsDetails(request, policy)
     }
 
-    private func showsDetails(_ request: HealthRequest, _ configuration: HealthServerConfiguration) -> Bool {
-        let policy = request.viaUnixSocket ? configuration.unixSocketDetailsPolicy ?? configuration.detailsPolicy
-                                           : configuration.detailsPolicy
-        switch policy {
+    private func showsDetails(_ request: HealthRequest, _ policy: HealthPolicy) -> Bool {
+        let details = request.viaUnixSocket ? policy.unixSocketDetailsPolicy ?? policy.detailsPolicy : policy.detailsPolicy
+        switch details {
         case .always: return true
         case .never: return false
         case .whenAuthorized:
-            guard let token = configuration.bearerToken, let header = request.header("Authorization") else { return false }
+            guard let token = policy.bearerToken, let header = request.header("Authorization") else { return false }
             // RFC 9110: the scheme is case-insensitive, and one or more spaces separate it from the credentials.
             let parts = header.split(separator: " ", maxSplits: 1)
             guard parts.count == 2, parts[0].lowercased() == "bearer" else { return false }
@@ -168,9 +160,9 @@ public struct HealthRouter: Sendable {
     }
 
     func health(_ request: HealthRequest) -> HealthResponse {
-        let configuration = self.configuration // one snapshot per request, whatever a reload does meanwhile
+        let policy = self.policy // one snapshot per request, whatever a reload does meanwhile
         let report = source.healthReport()
-        let details = showsDetails(request, configuration)
+        let details = showsDetails(request, policy)
         let aggregate = lifecycle.isStarted ? report.aggregate : .unhealthy
         let body = HealthJSON.write(
             report, aggregate: aggregate, version: identity.version, serviceID: identity.serviceID,
@@ -178,9 +170,9 @@ public struct HealthRouter: Sendable {
             output: !lifecycle.isStarted && details ? "the first health round has not finished" : nil,
             details: details, observedValue: source.observedValue(of:))
         let status = switch aggregate {
-        case .healthy: configuration.statusCodes.pass
-        case .degraded: configuration.statusCodes.warn
-        case .unhealthy: configuration.statusCodes.fail
+        case .healthy: policy.statusCodes.pass
+        case .degraded: policy.statusCodes.warn
+        case .unhealthy: policy.statusCodes.fail
         }
         return HealthResponse(status: status, contentType: "application/health+json", text: body)
     }

@@ -21,6 +21,8 @@ final class HealthHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private let router: HealthRouter
+    /// The server's request limits (`maxHeaderBytes`, `maxBodyBytes`).
+    private let limits: HealthServerConfiguration
     private let role: ListenerRole
     private let deadlines: ConnectionDeadlines
     /// Whether this connection is in the limiter's reserve: only probes are answered on it.
@@ -36,8 +38,10 @@ final class HealthHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// A marker header on answers that must not be compressed (HEAD: the length of the identity body).
     static let noCompressionHeader = "x-weave-no-compression"
 
-    init(router: HealthRouter, role: ListenerRole, deadlines: ConnectionDeadlines, probesOnly: Bool, viaUnixSocket: Bool) {
+    init(router: HealthRouter, limits: HealthServerConfiguration, role: ListenerRole, deadlines: ConnectionDeadlines, probesOnly: Bool,
+         viaUnixSocket: Bool) {
         self.router = router
+        self.limits = limits
         self.role = role
         self.deadlines = deadlines
         self.probesOnly = probesOnly
@@ -50,10 +54,9 @@ final class HealthHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             head = requestHead
             bodyBytes = 0
             answered = false
-            let configuration = router.configuration
             let headerBytes = requestHead.headers.reduce(requestHead.uri.utf8.count) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
-            if headerBytes > configuration.maxHeaderBytes {
-                reject(context, status: .requestHeaderFieldsTooLarge, "request headers exceed \(configuration.maxHeaderBytes) bytes\n")
+            if headerBytes > limits.maxHeaderBytes {
+                reject(context, status: .requestHeaderFieldsTooLarge, "request headers exceed \(limits.maxHeaderBytes) bytes\n")
             } else if requestHead.version == .http1_1 && requestHead.headers["Host"].count != 1 {
                 // RFC 9112 §3.2: exactly one Host header in HTTP/1.1.
                 reject(context, status: .badRequest, "an HTTP/1.1 request needs exactly one Host header\n")
@@ -71,8 +74,8 @@ final class HealthHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .body(let buffer):
             guard !answered else { return }
             bodyBytes += buffer.readableBytes
-            if bodyBytes > router.configuration.maxBodyBytes {
-                reject(context, status: .payloadTooLarge, "request body exceeds \(router.configuration.maxBodyBytes) bytes\n")
+            if bodyBytes > limits.maxBodyBytes {
+                reject(context, status: .payloadTooLarge, "request body exceeds \(limits.maxBodyBytes) bytes\n")
             }
         case .end:
             guard let head, !answered else { return }

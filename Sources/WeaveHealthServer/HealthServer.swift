@@ -18,6 +18,8 @@ import WeaveSupport
 /// of vanishing. The next start replaces such a leftover.
 public final class HealthServer: Service, Sendable {
     public let router: HealthRouter
+    /// Its listeners, limits and clocks.
+    public let configuration: HealthServerConfiguration
     private let group: any EventLoopGroup
     private let inherited: [(descriptor: Int32, role: ListenerRole)]
     private let logger: Logger
@@ -27,16 +29,16 @@ public final class HealthServer: Service, Sendable {
     /// The open connections, against `HealthServerConfiguration.maxConnections`.
     public let connections: ConnectionLimiter
 
-    /// `inheritedSockets`: already-bound listening descriptors to use instead of binding (socket
-    /// activation), each with the endpoints it serves.
-    public init(router: HealthRouter, group: any EventLoopGroup, inheritedSockets: [(descriptor: Int32, role: ListenerRole)] = [],
-                logger: Logger = Logger(label: "weave.health.server")) {
+    /// `inheritedSockets`: already-bound listening descriptors to use instead of binding
+    /// `configuration.listeners` (socket activation), each with the endpoints it serves.
+    public init(router: HealthRouter, configuration: HealthServerConfiguration, group: any EventLoopGroup,
+                inheritedSockets: [(descriptor: Int32, role: ListenerRole)] = [], logger: Logger = Logger(label: "weave.health.server")) {
         self.router = router
+        self.configuration = configuration
         self.group = group
         self.inherited = inheritedSockets
         self.logger = logger
-        connections = ConnectionLimiter(maximum: router.configuration.maxConnections,
-                                        reserved: router.configuration.reservedConnections)
+        connections = ConnectionLimiter(maximum: configuration.maxConnections, reserved: configuration.reservedConnections)
     }
 
     /// The addresses listened on, or nil while `run()` has not bound them yet.
@@ -48,7 +50,7 @@ public final class HealthServer: Service, Sendable {
         var channels: [any Channel] = []
         do {
             if inherited.isEmpty {
-                for listener in router.configuration.listeners {
+                for listener in configuration.listeners {
                     let helper = ServerQuiescingHelper(group: group)
                     helpers.append(helper)
                     channels.append(try await bind(makeBootstrap(helper, role: .all), listener))
@@ -111,7 +113,7 @@ public final class HealthServer: Service, Sendable {
                     // Refused: accepted only to be closed at once, so the descriptor is free again.
                     guard admission != .refused else { throw ChannelError.inappropriateOperationForState }
                     channel.closeFuture.whenComplete { _ in connections.release(entry) }
-                    let configuration = router.configuration
+                    let configuration = self.configuration
                     let probesOnly = admission == .probesOnly
                     // A connection in the reserve gets short clocks: it is for a probe, which asks at once.
                     let deadlines = ConnectionDeadlines(
@@ -126,8 +128,8 @@ public final class HealthServer: Service, Sendable {
                         head.headers.remove(name: HealthHTTPHandler.noCompressionHeader)
                         return .doNotCompress
                     }))
-                    try sync.addHandler(HealthHTTPHandler(router: router, role: role, deadlines: deadlines, probesOnly: probesOnly,
-                                                          viaUnixSocket: viaUnixSocket))
+                    try sync.addHandler(HealthHTTPHandler(router: router, limits: configuration, role: role, deadlines: deadlines,
+                                                          probesOnly: probesOnly, viaUnixSocket: viaUnixSocket))
                 }
             }
             .childChannelOption(.maxMessagesPerRead, value: 16)

@@ -129,7 +129,7 @@ package enum Daemon {
         let notifier = SystemdNotifier()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let lifecycle = ServerLifecycle()
-        var serverConfiguration = configuration.serverConfiguration(listeners: listeners)
+        var serverConfiguration = HealthServerConfiguration(listeners: listeners)
         // Connections must leave descriptors for the checks (sockets, plugin pipes) and the journal.
         let descriptors = DescriptorBudget.current()
         let serverConnections = descriptors.serverConnections(wanted: serverConfiguration.maxConnections)
@@ -167,12 +167,12 @@ package enum Daemon {
         let collectors: [any MetricCollector] = [DaemonExposition(own: own, fleet: { source.runtime.apps }, trimmer: trimmer,
                                                             textfiles: Textfiles(blocking: blocking) { source.runtime.configuration.textfile })]
         let history = StatusHistory()
-        let router = HealthRouter(configuration: serverConfiguration, identity: identity, collectors: collectors, source: source,
+        let router = HealthRouter(policy: configuration.policy(listeners: listeners), identity: identity, collectors: collectors, source: source,
                                   lifecycle: lifecycle,
                                   routes: [DaemonStatusPage(source: source, history: history, identity: identity).route,
                                            .dependencies { source.runtime.container.statistics() },
                                            DependencyWhy(source: source, chains: appEvents.slowChains).route])
-        let server = HealthServer(router: router, group: group, inheritedSockets: inheritedSockets,
+        let server = HealthServer(router: router, configuration: serverConfiguration, group: group, inheritedSockets: inheritedSockets,
                                   logger: Logger(label: "weave.healthd.http"))
         let (reloads, reloadContinuation) = AsyncStream<Runtime>.makeStream()
 
@@ -186,7 +186,7 @@ package enum Daemon {
             .init(service: StatusHistoryService(source: source, history: history)),
             .init(service: trimmer),
             .init(service: server),
-            .init(service: ReloadService(path: configPath, notifier: notifier, source: source, router: router,
+            .init(service: ReloadService(path: configPath, notifier: notifier, source: source, router: router, listeners: listeners,
                                          socketActivated: !activated.isEmpty, group: group, connections: appConnections, blocking: blocking, trimmer: trimmer,
                                          reloaded: reloadContinuation, outcomes: reloadOutcomes, logger: logger)),
             .init(service: NotifyService(notifier: notifier, server: server, source: source, lifecycle: lifecycle, group: group,

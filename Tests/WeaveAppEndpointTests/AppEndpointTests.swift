@@ -266,8 +266,8 @@ private func waitUntilServing(_ endpoint: AppEndpoint) async throws {
     }
 
     @Test func detailsArePrivateWithoutListeners() {
-        #expect(HealthServerConfiguration(listeners: []).detailsPolicy == .never)
-        #expect(HealthServerConfiguration(listeners: [.tcp(host: "127.0.0.1", port: 1)]).detailsPolicy == .always)
+        #expect(DetailsPolicy.default(for: []) == .never)
+        #expect(DetailsPolicy.default(for: [.tcp(host: "127.0.0.1", port: 1)]) == .always)
     }
 }
 

@@ -106,10 +106,10 @@ struct NoChecks: HealthSource {
     @Test func theRouterServesItOnlyWithStatistics() async {
         let container = container()
         let identity = ServiceIdentity(serviceID: "orders", description: "", version: "3.0")
-        let without = HealthRouter(configuration: HealthServerConfiguration(listeners: []), identity: identity, collectors: [],
+        let without = HealthRouter(identity: identity, collectors: [],
                                    source: NoChecks(), lifecycle: ServerLifecycle())
         #expect(await without.handle(HealthRequest(method: "GET", uri: "/dependencies")).status == 404)
-        let with = HealthRouter(configuration: HealthServerConfiguration(listeners: []), identity: identity, collectors: [],
+        let with = HealthRouter(identity: identity, collectors: [],
                                 source: NoChecks(), lifecycle: ServerLifecycle(), routes: [.dependencies { container.statistics() }])
         let response = await with.handle(HealthRequest(method: "GET", uri: "/dependencies?limit=1"))
         #expect(response.status == 200)

@@ -10,8 +10,7 @@ import WeavePrometheus
 /// An application endpoint's router: the standard routes and the container's.
 private func applicationRouter(routes: [HealthRoute] = []) -> HealthRouter {
     let container = Container()
-    return HealthRouter(configuration: HealthServerConfiguration(listeners: []),
-                        identity: ServiceIdentity(serviceID: "orders", description: "", version: "1"), collectors: [],
+    return HealthRouter(identity: ServiceIdentity(serviceID: "orders", description: "", version: "1"), collectors: [],
                         source: NoChecks(), lifecycle: ServerLifecycle(),
                         routes: [.dependencies { container.statistics() }, .events(ContainerEventLog())] + routes)
 }
@@ -41,8 +40,7 @@ private func applicationRouter(routes: [HealthRoute] = []) -> HealthRouter {
         #expect(router.routes.filter(\.isProbe).map(\.path) == ["/livez", "/readyz", "/readyz/<name>"])
         #expect(router.mountedRoutes.map(\.path) == ["/metrics", "/health", "/livez", "/readyz", "/readyz/<name>", "/dependencies", "/events"])
         // Without the container's rows there are no such routes.
-        let bare = HealthRouter(configuration: HealthServerConfiguration(listeners: []),
-                                identity: ServiceIdentity(serviceID: "x", description: "", version: "1"), collectors: [],
+        let bare = HealthRouter(identity: ServiceIdentity(serviceID: "x", description: "", version: "1"), collectors: [],
                                 source: NoChecks(), lifecycle: ServerLifecycle())
         #expect(bare.route(for: "/dependencies") == nil && bare.route(for: "/events") == nil)
     }

@@ -61,7 +61,7 @@ private struct Broken: Error, CustomStringConvertible { var description: String 
         if started { lifecycle.markStarted() }
         if stopping { lifecycle.markStopping() }
         return HealthRouter(
-            configuration: HealthServerConfiguration(listeners: [.tcp(host: "0.0.0.0", port: 1)], detailsPolicy: policy, bearerToken: token),
+            policy: HealthPolicy(detailsPolicy: policy, bearerToken: token),
             identity: identity, collectors: [TestCounter(), ProcessMetrics(), BuildInfo(identity: identity)],
             source: StaticSource(report: HealthReport(checks: records)), lifecycle: lifecycle)
     }
@@ -76,9 +76,7 @@ private struct Broken: Error, CustomStringConvertible { var description: String 
         let collections = Locked(0)
         for reuse in [Duration.zero, .seconds(2)] {
             collections.withLock { $0 = 0 }
-            var configuration = HealthServerConfiguration(listeners: [])
-            configuration.metricsReuse = reuse
-            let router = HealthRouter(configuration: configuration, identity: identity, collectors: [Slow(collections: collections)],
+            let router = HealthRouter(policy: HealthPolicy(metricsReuse: reuse), identity: identity, collectors: [Slow(collections: collections)],
                                       source: StaticSource(report: HealthReport(checks: [:])), lifecycle: ServerLifecycle())
             let bodies = await withTaskGroup(of: String.self) { group in
                 for _ in 0..<10 { group.addTask { String(buffer: await router.handle(HealthRequest(method: "GET", uri: "/metrics")).body) } }
@@ -99,7 +97,7 @@ private struct Broken: Error, CustomStringConvertible { var description: String 
 
     @Test func aCollectorThatWaitsOnOthersRunsBesideTheRestAndKeepsItsPlace() async {
         let collected = Locked(false)
-        let router = HealthRouter(configuration: HealthServerConfiguration(listeners: []), identity: identity,
+        let router = HealthRouter(identity: identity,
                                   collectors: [Waiting(quickCollected: collected), Quick(collected: collected)],
                                   source: StaticSource(report: HealthReport(checks: [:])), lifecycle: ServerLifecycle())
         let text = body(await router.handle(HealthRequest(method: "GET", uri: "/metrics")))

@@ -3,6 +3,7 @@ import Testing
 import WeaveDI
 import WeaveHealth
 import WeaveHealthRoutes
+import WeaveHealthServer
 @testable import WeaveHealthd
 import WeaveMemoryPressure
 import WeaveObservability

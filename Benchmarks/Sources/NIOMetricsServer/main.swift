@@ -11,6 +11,7 @@ let port = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 9500
 let lifecycle = ServerLifecycle()
 lifecycle.markStarted()
 let source = FixtureSource(fixture: MetricsFixture(services: 1_000))
-let router = HealthRouter(configuration: HealthServerConfiguration(listeners: [.tcp(host: "127.0.0.1", port: port)]),
+let router = HealthRouter(policy: HealthPolicy(detailsPolicy: .always),
                           identity: FixtureSource.identity, collectors: source.collectors, source: source, lifecycle: lifecycle)
-try await HealthServer(router: router, group: MultiThreadedEventLoopGroup(numberOfThreads: 1)).run()
+try await HealthServer(router: router, configuration: HealthServerConfiguration(listeners: [.tcp(host: "127.0.0.1", port: port)]),
+                       group: MultiThreadedEventLoopGroup(numberOfThreads: 1)).run()

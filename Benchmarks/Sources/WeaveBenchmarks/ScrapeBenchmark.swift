@@ -22,10 +22,11 @@ enum ScrapeBenchmark {
         let lifecycle = ServerLifecycle()
         lifecycle.markStarted()
         let source = FixtureSource(fixture: fixture)
-        let router = HealthRouter(configuration: HealthServerConfiguration(listeners: [.tcp(host: "127.0.0.1", port: 0)]),
+        let router = HealthRouter(policy: HealthPolicy(detailsPolicy: .always),
                                   identity: FixtureSource.identity, collectors: source.collectors, source: source, lifecycle: lifecycle)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let server = HealthServer(router: router, group: group)
+        let server = HealthServer(router: router, configuration: HealthServerConfiguration(listeners: [.tcp(host: "127.0.0.1", port: 0)]),
+                                  group: group)
         let serving = Task { try await server.run() }
         defer { serving.cancel() }
         while server.boundListeners == nil { try await Task.sleep(for: .milliseconds(10)) }

@@ -1,6 +1,7 @@
 import WeaveDI
 import WeaveHealth
 import WeaveHealthRoutes
+import WeaveHealthServer
 import WeaveObservability
 import WeavePrometheus
 import WeaveSupport
@@ -30,11 +31,10 @@ struct DaemonConfiguration: Sendable {
         InstrumentationSettings(slowResolutionThreshold: slowResolutionThreshold, logRateLimit: logRateLimit)
     }
 
-    /// What the HTTP endpoints take from this configuration, served on `listeners` (the configured
-    /// ones, or those systemd passed).
-    func serverConfiguration(listeners: [Listener]) -> HealthServerConfiguration {
-        HealthServerConfiguration(listeners: listeners, detailsPolicy: detailsPolicy, bearerToken: bearerToken,
-                                  statusCodes: statusCodes)
+    /// What the endpoints decide from this configuration, for the server's `listeners` (the
+    /// configured ones, or those systemd passed): `details:` by default by whether they are local.
+    func policy(listeners: [Listener]) -> HealthPolicy {
+        HealthPolicy(detailsPolicy: detailsPolicy ?? .default(for: listeners), bearerToken: bearerToken, statusCodes: statusCodes)
     }
 }
 

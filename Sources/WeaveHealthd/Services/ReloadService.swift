@@ -3,6 +3,7 @@ import NIOCore
 import ServiceLifecycle
 import UnixSignals
 import WeaveHealthRoutes
+import WeaveHealthServer
 import WeaveSupport
 import WeaveSystemd
 
@@ -17,6 +18,8 @@ struct ReloadService: Service {
     let notifier: SystemdNotifier
     let source: DaemonSource
     let router: HealthRouter
+    /// The listeners the server bound (or was passed by systemd).
+    let listeners: [Listener]
     /// Whether the listeners came from systemd (socket activation): then `listen:` is not used.
     let socketActivated: Bool
     let group: any EventLoopGroup
@@ -50,16 +53,11 @@ struct ReloadService: Service {
                                              message: "not loaded within \(Self.loadDeadline.totalSeconds) s, or an earlier load has not returned")
                 }
                 let configuration = try loaded.get()
-                var server = configuration.serverConfiguration(
-                    listeners: socketActivated ? router.configuration.listeners : configuration.listeners)
-                // Not in the file: the connection limits the running server was started with.
-                server.maxConnections = router.configuration.maxConnections
-                server.reservedConnections = router.configuration.reservedConnections
-                guard server.listeners == router.configuration.listeners else {
+                guard socketActivated || configuration.listeners == listeners else {
                     throw ConfigurationError(
                         file: path, line: 1, column: 1,
-                        message: "listen: changed from \(router.configuration.listeners.map(\.description).joined(separator: ", ")) "
-                            + "to \(server.listeners.map(\.description).joined(separator: ", ")); a reload cannot rebind "
+                        message: "listen: changed from \(listeners.map(\.description).joined(separator: ", ")) "
+                            + "to \(configuration.listeners.map(\.description).joined(separator: ", ")); a reload cannot rebind "
                             + "the listeners: restart weave-healthd to apply it")
                 }
                 // The kernel's trigger is armed once, at startup (`main.swift`): refused, not ignored.
@@ -73,8 +71,8 @@ struct ReloadService: Service {
                 let runtime = await Runtime(configuration: configuration, group: group, connections: connections, blocking: blocking,
                                             owners: source.runtime.apps.owners, events: source.runtime.apps.events,
                                             lifecycle: source.runtime.apps.lifecycle,
-                                            ownSockets: server.listeners.compactMap(\.unixPath))
-                router.reconfigure(server)
+                                            ownSockets: listeners.compactMap(\.unixPath))
+                router.reconfigure(configuration.policy(listeners: listeners))
                 runtime.apps.events.limit = configuration.logRateLimit
                 reloaded.yield(runtime)
                 trimmer.burstEnded()
