@@ -149,7 +149,7 @@ package enum Daemon {
         let appLifecycle = AppLifecycle(file: StateFile.inStateDirectory(AppLifecycle.fileName, what: AppLifecycle.what))
         let source = DaemonSource(await Runtime(configuration: configuration, group: group, connections: appConnections,
                                                blocking: blocking, owners: owners, events: appEvents, lifecycle: appLifecycle,
-                                               ownSockets: serverConfiguration.listeners.compactMap(\.unixPath)))
+                                               ownSockets: serverConfiguration.listeners.compactMap(\.unixPath), trimmer: trimmer))
         var pressure = MemoryPressureConfiguration()
         pressure.trigger = configuration.memoryPressureTrigger
         let identity = ServiceIdentity(serviceID: "weave-healthd", description: "health of the checks weave-healthd runs",
@@ -164,7 +164,7 @@ package enum Daemon {
             ProcessMetrics(),
             BuildInfo(identity: identity),
         ]
-        let collectors: [any MetricCollector] = [DaemonExposition(own: own, fleet: { source.runtime.apps }, trimmer: trimmer,
+        let collectors: [any MetricCollector] = [DaemonExposition(own: own, fleet: { source.runtime.apps },
                                                             textfiles: Textfiles(blocking: blocking) { source.runtime.configuration.textfile })]
         let history = StatusHistory()
         let router = HealthRouter(policy: configuration.policy(listeners: listeners), identity: identity, collectors: collectors, source: source,
@@ -182,7 +182,7 @@ package enum Daemon {
             // memory-pressure watch stops.
             .init(service: MemoryPressureMonitor(configuration: pressure) { source.runtime.container.relieveMemoryPressure() }),
             .init(service: MonitorService(source: source, lifecycle: lifecycle, reloads: reloads, listening: { server.boundListeners != nil })),
-            .init(service: AppHealthService(source: source, trimmer: trimmer)),
+            .init(service: AppHealthService(source: source)),
             .init(service: StatusHistoryService(source: source, history: history)),
             .init(service: trimmer),
             .init(service: server),

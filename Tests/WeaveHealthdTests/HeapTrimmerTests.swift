@@ -37,8 +37,8 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(1), budget: .seconds(2)),
-                             group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16))
-        let metrics = DaemonExposition(fleet: { fleet }, trimmer: trimmer)
+                             group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16), trimmer: trimmer)
+        let metrics = DaemonExposition(fleet: { fleet })
         for _ in 0..<3 { _ = await metrics.collect() }
         #expect(await fleet.refreshHealth() == 0)
         try await Task.sleep(for: .milliseconds(400))

@@ -41,6 +41,7 @@ extension AppFleet {
             }
         }
         await findUnits()
+        noteBurst(answers.count)
         return answers.count
     }
 
@@ -62,6 +63,7 @@ extension AppFleet {
                 states[target.name]!.dependencies = AppDependencies(summary, at: now, after: states[target.name]!.dependencies)
             }
         }
+        noteBurst(answers.count)
     }
 
     /// Reads every application's new events (`/events` after the last one read), writes them to
@@ -77,7 +79,15 @@ extension AppFleet {
             try journal.ingest(target.name, response.body, owner: owners.owner(of: target.name))
         }
         await journal.persist(with: blocking)
+        noteBurst(answers.count)
         return answers.count
+    }
+
+    /// A round (a scrape, a health, dependencies or events round) that asked `asked` applications
+    /// ends: the megabytes it allocated go back once the daemon is quiet (`HeapTrimmer`). One that
+    /// asked none allocated nothing worth trimming.
+    func noteBurst(_ asked: Int) {
+        if asked > 0 { trimmer?.burstEnded() }
     }
 
     /// Runs `body` for every target, at most `maxConcurrentRequests` at a time, in asking order for

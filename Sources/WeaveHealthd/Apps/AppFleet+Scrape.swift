@@ -28,6 +28,7 @@ extension AppFleet {
             let task = Task { [self] in
                 let scrapes = await scrapeNow(native: native)
                 self.scraping.withLock { $0[native] = nil }
+                noteBurst(scrapes.count)
                 return scrapes
             }
             scraping[native] = task

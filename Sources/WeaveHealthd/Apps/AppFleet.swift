@@ -35,6 +35,9 @@ final class AppFleet: Sendable {
     let leavingGrace: Duration
     /// Where systemd is asked about an application's unit (sd-bus blocks).
     let blocking: BlockingCalls
+    /// Told when a round of requests to applications ends, whose megabytes the heap keeps until
+    /// rounds stop (shared by every runtime; none in tests).
+    let trimmer: HeapTrimmer?
     /// The sockets the directory held when it was last listed, and why the last listing failed.
     let discovery = Locked<(found: [AppTarget], failure: String?)>(([], nil))
     /// The scrape in progress, which a `/metrics` asked meanwhile shares, by whether it asks for
@@ -74,8 +77,9 @@ final class AppFleet: Sendable {
     init(configuration: AppsConfiguration, group: any EventLoopGroup, connections: ConnectionPool,
          blocking: BlockingCalls = BlockingCalls(maxThreads: 2), owners: AppOwners = AppOwners(),
          events: AppEventJournal = AppEventJournal(limit: .default), lifecycle: AppLifecycle = AppLifecycle(), ownSockets: [String] = [],
-         leavingGrace: Duration = .seconds(10), logger: Logger = Logger(label: "weave.healthd.apps")) {
+         leavingGrace: Duration = .seconds(10), trimmer: HeapTrimmer? = nil, logger: Logger = Logger(label: "weave.healthd.apps")) {
         self.leavingGrace = leavingGrace
+        self.trimmer = trimmer
         self.configuration = configuration
         self.blocking = blocking
         self.owners = owners

@@ -15,8 +15,6 @@ struct DaemonExposition: MetricCollector {
     var own: [any MetricCollector] = []
     /// The current configuration's applications (a reload swaps them).
     let fleet: @Sendable () -> AppFleet
-    /// Told after each scrape of applications, whose megabytes the heap keeps until scrapes stop.
-    var trimmer: HeapTrimmer? = nil
     /// The textfile directory, read with every scrape.
     var textfiles: Textfiles? = nil
     /// Dropped families by application and reason, and those already logged.
@@ -32,7 +30,6 @@ struct DaemonExposition: MetricCollector {
         async let read = textfiles?.read() ?? []
         let daemon = await CollectorRuns.collect(own)
         let scrapes = await asked
-        defer { if !scrapes.isEmpty { trimmer?.burstEnded() } }
         let apps: [MetricFamily] = [
             .gauge("weave_app_up", "Whether the application's endpoint answered this scrape with a valid exposition (1) or not (0).",
                    scrapes.map { ([("app", $0.target.name)], $0.families == nil ? 0 : 1) }),

@@ -23,15 +23,16 @@ final class Runtime: Sendable {
     ///   - owners: which user owns each application name, shared by every runtime.
     ///   - events: where the applications' events are written, shared by every runtime.
     ///   - lifecycle: what was told of each application's life, shared by every runtime.
+    ///   - trimmer: told when a round of requests to applications ends, shared by every runtime.
     init(configuration: DaemonConfiguration, group: any EventLoopGroup, connections: ConnectionPool, blocking: BlockingCalls,
          owners: AppOwners = AppOwners(), events: AppEventJournal = AppEventJournal(limit: .default), lifecycle: AppLifecycle = AppLifecycle(),
-         ownSockets: [String] = []) async {
+         ownSockets: [String] = [], trimmer: HeapTrimmer? = nil) async {
         self.configuration = configuration
         container = Container(settings: configuration.instrumentation)
         let defaults = HealthCheckSettings(interval: Defaults.checkInterval, timeout: Defaults.checkTimeout)
         monitor = HealthMonitor(container: container, defaultSettings: defaults)
         apps = AppFleet(configuration: configuration.apps, group: group, connections: connections, blocking: blocking,
-                       owners: owners, events: events, lifecycle: lifecycle, ownSockets: ownSockets)
+                       owners: owners, events: events, lifecycle: lifecycle, ownSockets: ownSockets, trimmer: trimmer)
         for check in configuration.checks {
             let (name, options, timeout, observations) = (check.name, check.options, check.settings.timeout, observations)
             // The container holds this factory, so the factory holds the container unowned.

@@ -4,11 +4,9 @@ import ServiceLifecycle
 /// on two clocks of their own, so that neither waits for the other: their health, then their
 /// slowest dependencies (for the status page), at once when a scrape showed a check in a state
 /// `/health` does not have yet; and their new events (for the journal). Cancelled at shutdown.
-///
-/// Each round is a burst of allocation, which `trimmer` gives back once the daemon is quiet.
+/// Each round that asked applications tells the heap trimmer (`AppFleet.noteBurst`).
 struct AppHealthService: Service {
     let source: DaemonSource
-    let trimmer: HeapTrimmer
 
     /// How soon a scrape's request for an early round is seen.
     static let wakeCheck = Duration.milliseconds(20)
@@ -18,21 +16,19 @@ struct AppHealthService: Service {
             group.addTask {
                 await every(early: { source.runtime.apps.takeHealthStale() }) {
                     let apps = source.runtime.apps
-                    // A round that asked no application allocated nothing worth trimming.
-                    guard await apps.refreshHealth() > 0 else { return false }
+                    guard await apps.refreshHealth() > 0 else { return }
                     await apps.refreshDependencies()
-                    return true
                 }
             }
             group.addTask {
-                await every { await source.runtime.apps.refreshEvents() > 0 }
+                await every { _ = await source.runtime.apps.refreshEvents() }
             }
         }
     }
 
     /// Runs `round` every health interval, or sooner when `early` says so (looked at every
-    /// `wakeCheck`), until graceful shutdown; trims the heap after a round that did something.
-    private func every(early: (@Sendable () -> Bool)? = nil, _ round: @escaping @Sendable () async -> Bool) async {
+    /// `wakeCheck`), until graceful shutdown.
+    private func every(early: (@Sendable () -> Bool)? = nil, _ round: @escaping @Sendable () async -> Void) async {
         while true {
             let due = ContinuousClock.now + source.runtime.apps.configuration.healthInterval
             do {
@@ -42,7 +38,7 @@ struct AppHealthService: Service {
                     }
                 }
             } catch { return }
-            if await round() { trimmer.burstEnded() }
+            await round()
         }
     }
 }

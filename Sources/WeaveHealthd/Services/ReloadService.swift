@@ -71,7 +71,7 @@ struct ReloadService: Service {
                 let runtime = await Runtime(configuration: configuration, group: group, connections: connections, blocking: blocking,
                                             owners: source.runtime.apps.owners, events: source.runtime.apps.events,
                                             lifecycle: source.runtime.apps.lifecycle,
-                                            ownSockets: listeners.compactMap(\.unixPath))
+                                            ownSockets: listeners.compactMap(\.unixPath), trimmer: trimmer)
                 router.reconfigure(configuration.policy(listeners: listeners))
                 runtime.apps.events.limit = configuration.logRateLimit
                 reloaded.yield(runtime)
