@@ -48,10 +48,7 @@ checks:
     warn_free_percent: 1
     fail_free_percent: 0
 YAML
-"$BIN" --config "$WORK/config.yaml" > "$WORK/daemon.log" 2>&1 &
-DAEMON=$!
-PIDS+=("$DAEMON")
-wait_for "$URL/livez" 20 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.log")"
+start_daemon "$WORK/config.yaml" "$WORK/daemon.log" "$URL/livez" 20 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.log")"
 
 declare -A APP_PID APP_PORT
 for app in orders billing shipping; do
@@ -310,85 +307,7 @@ if kill -0 "$DAEMON" 2>/dev/null && wait_for "$URL/livez" 2; then ok "the daemon
 # Prometheus's scrape timeout here.
 kill -TERM "$IMPOSTORS"; wait "$IMPOSTORS" 2>/dev/null
 for impostor in hung garbage truncated enormous; do rm -f "$APPS/$impostor.sock"; done
-"$PY" - "$APPS" > "$WORK/hostile-apps.log" 2>&1 <<'PYTHON' &
-import os, socket, sys, threading, time
-directory = sys.argv[1]
-HEALTH = b'{"status":"pass","checks":{}}'
-modes = {
-    # down, with the rule
-    "bad-utf8": b'# HELP x x\n# TYPE x gauge\nx{a="\xff"} 1\n',
-    "label-twice": b'# HELP x x\n# TYPE x gauge\nx{a="1",a="2"} 1\n',
-    "reserved-label": b'# HELP x x\n# TYPE x gauge\nx{__name__="y"} 1\n',
-    "unit": b'# HELP x_seconds x\n# TYPE x_seconds gauge\n# UNIT x_seconds bytes\nx_seconds 1\n',
-    "huge-value": b'# HELP x x\n# TYPE x gauge\nx 1e400\n',
-    "long-integer": b'# HELP x x\n# TYPE x gauge\nx ' + b"9" * 5000 + b'\n',
-    "bad-le": b'# HELP h h\n# TYPE h histogram\nh_bucket{le="abc"} 1\n',
-    "no-inf": b'# HELP h h\n# TYPE h histogram\nh_bucket{le="1"} 1\nh_sum 1\nh_count 1\n',
-    "buckets-down": b'# HELP h h\n# TYPE h histogram\nh_bucket{le="1"} 5\nh_bucket{le="+Inf"} 3\n',
-    "bad-quantile": b'# HELP s s\n# TYPE s summary\ns{quantile="x"} 1\n',
-    "series-twice": b'# HELP x x\n# TYPE x gauge\nx{a="1"} 1\nx{a="1"} 2\n',
-    # kept, made valid
-    "app-twice": b'# HELP hostile_x x\n# TYPE hostile_x gauge\nhostile_x{app="in",exported_app="e"} 1\n',
-    "bare-counter": b'# HELP hostile_c c\n# TYPE hostile_c counter\nhostile_c 5\n',
-    # dropped and counted
-    "forge": b'# TYPE weave_config_last_reload_successful gauge\nweave_config_last_reload_successful 0\n'
-             b'# TYPE weave_app_up gauge\nweave_app_up 0\n# HELP hostile_ok ok\n# TYPE hostile_ok gauge\nhostile_ok 1\n',
-    "clash-a": b'# HELP hostile_queue_depth q\n# TYPE hostile_queue_depth gauge\nhostile_queue_depth 3\n',
-    "clash-b": b'# HELP hostile_queue_depth q\n# TYPE hostile_queue_depth counter\nhostile_queue_depth_total 7\n',
-}
-# Protobuf answers to a protobuf scrape (valid text otherwise), encoded here from metrics.proto.
-def varint(n):
-    out = b""
-    while n >= 0x80: out += bytes([n & 0x7F | 0x80]); n >>= 7
-    return out + bytes([n])
-def zigzag(n): return (n << 1) ^ (n >> 63)
-def field(number, wire, payload):
-    key = varint(number << 3 | wire)
-    return key + (varint(payload) if wire == 0 else varint(len(payload)) + payload)
-def histogram(schema=3, spans=((0, 1),), deltas=(1,), extra=b""):
-    h = field(1, 0, 10) + b"\x11" + bytes(8)  # sample_count 10, sample_sum 0
-    h += field(5, 0, zigzag(schema)) + b"\x31" + bytes.fromhex("000000000000b03e")  # schema, zero_threshold 2^-20
-    for offset, length in spans: h += field(12, 2, field(1, 0, zigzag(offset)) + field(2, 0, length))
-    h += field(13, 2, b"".join(varint(zigzag(d)) for d in deltas)) + extra
-    family = field(1, 2, b"h_seconds") + field(2, 2, b"h") + field(3, 0, 4) + field(4, 2, field(7, 2, h))
-    return varint(len(family)) + family
-protobuf_modes = {
-    "pb-negative": histogram(spans=((0, 2),), deltas=(3, -4)),
-    "pb-overlap": histogram(spans=((0, 2), (-3, 1)), deltas=(1, 0, 0)),
-    "pb-schema": histogram(schema=9),
-    "pb-float": histogram(extra=b"\x21" + bytes(8)),  # sample_count_float
-    "pb-cut": histogram()[:-3],
-    "pb-valid": histogram(spans=((-34, 1),), deltas=(10,)),
-}
-for name in protobuf_modes: modes[name] = b'# HELP hostile_proto x\n# TYPE hostile_proto gauge\nhostile_proto 1\n'
-def answer(client, body):
-    with client:
-        buffer = b""
-        while True:
-            while b"\r\n\r\n" not in buffer:
-                data = client.recv(4096)
-                if not data: return
-                buffer += data
-            head, _, buffer = buffer.partition(b"\r\n\r\n")
-            path = head.split(b" ")[1]
-            content = HEALTH if path.startswith(b"/health") else body
-            kind = b"application/health+json" if path.startswith(b"/health") else b"text/plain; version=0.0.4"
-            name = os.path.basename(client.getsockname())[:-5]
-            if path.startswith(b"/metrics") and b"vnd.google.protobuf" in head and name in protobuf_modes:
-                content, kind = protobuf_modes[name], b"application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"
-            client.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s" % (kind, len(content), content))
-def serve(name, body):
-    server = socket.socket(socket.AF_UNIX)
-    server.bind(os.path.join(directory, name + ".sock"))
-    server.listen(16)
-    while True:
-        client, _ = server.accept()
-        threading.Thread(target=answer, args=(client, body), daemon=True).start()
-for name, body in modes.items():
-    threading.Thread(target=serve, args=(name, body), daemon=True).start()
-print("ready", flush=True)
-time.sleep(3600)
-PYTHON
+"$PY" "$HERE/fake_apps.py" expositions "$APPS" > "$WORK/hostile-apps.log" 2>&1 &
 HOSTILE=$!
 wait_ready "$HOSTILE" "$WORK/hostile-apps.log"
 sleep 1
@@ -515,10 +434,10 @@ CROWD=$!
 wait_ready "$CROWD" "$WORK/crowd.log"
 SECOND_PORT=$(free_port)
 printf 'listen:\n  - address: 127.0.0.1:%s\napps:\n  directory: %s\n  timeout: 1s\n  budget: 2s\n' "$SECOND_PORT" "$APPS" > "$WORK/second.yaml"
-"$BIN" --config "$WORK/second.yaml" > "$WORK/second.log" 2>&1 &
-SECOND=$!
-PIDS+=("$SECOND")
-wait_for "http://127.0.0.1:$SECOND_PORT/livez" 20 || not_ok "a second daemon starts" "$(tail -3 "$WORK/second.log")"
+MAIN=$DAEMON
+start_daemon "$WORK/second.yaml" "$WORK/second.log" "http://127.0.0.1:$SECOND_PORT/livez" 20 \
+    || not_ok "a second daemon starts" "$(tail -3 "$WORK/second.log")"
+SECOND=$DAEMON DAEMON=$MAIN # DAEMON is the first daemon again
 first=$(curl -s --max-time 10 "http://127.0.0.1:$SECOND_PORT/metrics" | grep '^weave_app_up{app="orders"}')
 if [ "$first" = 'weave_app_up{app="orders"} 1' ]; then
     ok "600 idle and slowloris peers on orders' socket: a daemon started meanwhile reads it as up at its first scrape"

@@ -36,16 +36,12 @@ stop_pid() {
 }
 
 # Starts a daemon watching DIR with EXTRA apps: settings; sets DAEMON and LOG ($WORK/NAME.log).
-start_daemon() { # NAME DIR [EXTRA-APPS-YAML]
+start_watcher() { # NAME DIR [EXTRA-APPS-YAML]
     LOG="$WORK/$1.log"
     printf 'listen:\n  - address: 127.0.0.1:%s\ndetails: always\napps:\n  directory: %s\n  health_interval: 1s\n%s' \
         "$PORT" "$2" "${3:-}" > "$WORK/$1.yaml"
-    "$BIN" --config "$WORK/$1.yaml" 2>"$LOG" &
-    DAEMON=$!
-    PIDS+=("$DAEMON")
-    wait_for "$URL/livez" 30 || echo "the daemon did not start: $(tail -3 "$LOG")" >&2
+    start_daemon "$WORK/$1.yaml" "$LOG" "$URL/livez" 30 || echo "the daemon did not start: $(tail -3 "$LOG")" >&2
 }
-stop_daemon() { stop_pid "$DAEMON"; }
 
 # Runs fake_apps.py ARGS… in the background (as nobody when the first word is "nobody"), output in
 # OUT; sets APP to its PID and waits (10 s at most) until it says WORD.
@@ -74,7 +70,7 @@ log_has() { grep -qF -- "$1" "$LOG"; }
 # --- (a) identity: a name stays bound to the user who first served it -------------------------------
 DIR="$WORK/identity"
 mkdir "$DIR" && chmod 3777 "$DIR"   # the shared directory of group weave: writable by all, sticky, setgid
-start_daemon identity "$DIR"
+start_watcher identity "$DIR"
 start_app "$WORK/payments-root.out" serving serve "$DIR" payments:orders:pass
 ROOT_APP=$APP
 if until_true 10 metrics_has '^weave_app_up{app="payments"} 1$' && grep -q '^orders_total{app="payments",' "$WORK/metrics-now.txt"; then
@@ -127,13 +123,13 @@ if until_true 10 log_has "$link_refusal" && metrics && ! grep -q 'app="peek"' "$
     ok "(a) nobody's link to root's private socket is refused, not served: \"$link_refusal\""
 else not_ok "(a) a link to another user's socket" "$(grep 'app="peek"' "$WORK/metrics-now.txt" | head -2); $(grep -i refused "$LOG" | tail -2)"; fi
 stop_pid "$SECRET"
-stop_daemon
+stop_pid "$DAEMON"
 stop_pid "$NOBODY_APP"
 
 # --- (b) a socket removed while its process runs ---------------------------------------------------------
 DIR="$WORK/vanish"
 mkdir "$DIR"
-start_daemon vanish "$DIR"
+start_watcher vanish "$DIR"
 start_app "$WORK/vanish.out" serving serve "$DIR" vanish:orders:pass
 VANISH=$APP
 # Three applications that stop as real ones do on SIGTERM: socket removed, then exit 0.8 s later.
@@ -181,12 +177,12 @@ left=$(grep -c "Application graceful-0. left" "$LOG")
 if [ "$left" -eq 3 ] && [ "$down" -eq 0 ]; then
     ok "(b) 3 applications that stop gracefully under a scrape every 0.1 s: 3 'left' lines, no 'is down' line"
 else not_ok "(b) a graceful stop is a leave, not a failure" "$left left, $down down: $(grep graceful "$LOG" | cut -c1-200 | head -6)"; fi
-stop_daemon
+stop_pid "$DAEMON"
 
 # --- (c) no flapping: /health valid, /metrics invalid ----------------------------------------------------
 DIR="$WORK/flap"
 mkdir "$DIR"
-start_daemon flap "$DIR"
+start_watcher flap "$DIR"
 start_app "$WORK/halfbroken.out" serving serve "$DIR" halfbroken:invalid:pass
 # Prometheus scrapes far less often than health rounds run: a health round sees it first.
 sleep 1.5
@@ -204,7 +200,7 @@ if [ "$down" -eq 1 ] && [ "$up" -le 1 ] && [[ "$last" == *"is down"* ]]; then
 else not_ok "(c) halfbroken does not flap in the log" "$down 'is down', $up 'is up': $(grep halfbroken "$LOG" | cut -c1-170 | head -4)"; fi
 if [ "$ups" = "$(printf '0%.0s' $(seq 20))" ]; then ok "(c) weave_app_up{app=\"halfbroken\"} is 0 in all 20 scrapes"
 else not_ok "(c) weave_app_up{app=\"halfbroken\"} 0 in every scrape" "per scrape: $ups"; fi
-stop_daemon
+stop_pid "$DAEMON"
 stop_pid "$APP"
 
 # --- (d) /livez and memory under 40 applications with 1,000 failing components each --------------------
@@ -213,7 +209,7 @@ mkdir "$DIR"
 start_app "$WORK/load.out" serving serve "$DIR" 'load*40:orders:fail,1000,200'
 LOAD=$APP
 size=$(awk '/^health / { print $3 }' "$WORK/load.out")
-start_daemon load "$DIR" $'  timeout: 10s\n  budget: 20s\n'
+start_watcher load "$DIR" $'  timeout: 10s\n  budget: 20s\n'
 loaded() { curl -s --max-time 20 -o "$WORK/health-load.json" "$URL/health" && grep -q '"load-39/replica-0999:status"' "$WORK/health-load.json"; }
 until_true 30 loaded
 one=$(curl -s --max-time 20 -o "$WORK/health-load.json" -w '%{time_total} %{size_download} %{http_code}' "$URL/health")
@@ -232,7 +228,7 @@ while [ $SECONDS -lt $deadline ]; do
 done
 wait "${readers[@]}"
 hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$DAEMON/status")
-stop_daemon
+stop_pid "$DAEMON"
 stop_pid "$LOAD"
 samples=$(wc -l < "$WORK/livez.times")
 bad=$(awk '$1 != 200' "$WORK/livez.times" | wc -l)
@@ -255,7 +251,7 @@ DIR="$WORK/hung"
 mkdir "$DIR"
 start_app "$WORK/hung.out" hanging hang "$DIR" 20
 HUNG=$APP
-start_daemon hung "$DIR" $'  timeout: 5s\n  budget: 10s\n'
+start_watcher hung "$DIR" $'  timeout: 5s\n  budget: 10s\n'
 args=()
 for i in $(seq 150); do args+=(-o /dev/null "$URL/metrics?$i"); done
 curl -s --parallel --parallel-immediate --parallel-max 150 --max-time 20 -w '%{http_code}\n' "${args[@]}" > "$WORK/inflight.codes" 2>/dev/null &
@@ -264,7 +260,7 @@ PIDS+=("$CURLS")
 sleep 1
 inflight=$(ss -Htn state established "( sport = :$PORT )" | wc -l)
 before=$(wc -l < "$LOG")
-stop_daemon
+stop_pid "$DAEMON"
 wait "$CURLS"
 during=$(tail -n +$((before + 1)) "$LOG" | grep -E '^[0-9T:+-]+ (warning|error|critical) ')
 answers=$(sort "$WORK/inflight.codes" | uniq -c | awk '{ printf "%s×%s ", $1, $2 }')
@@ -281,7 +277,7 @@ DIR="$WORK/wide"
 mkdir "$DIR"
 start_app "$WORK/wide.out" serving serve "$DIR" 'a-wide:labels:pass' 'orders:orders:pass'
 WIDE=$APP
-start_daemon wide "$DIR"
+start_watcher wide "$DIR"
 : > "$WORK/wide.scrapes"; : > "$WORK/wide.livez"
 for _ in 1 2 3 4 5; do
     curl -s --max-time 10 -o "$WORK/wide-metrics.txt" -w '%{time_total}\n' "$URL/metrics" >> "$WORK/wide.scrapes" &
@@ -303,14 +299,14 @@ else not_ok "(f) /livez under 1 s" "slowest ${livez:-none}"; fi
 if log_has "Application a-wide is down: /metrics is not a valid exposition: line 2: a series has more than 128 labels (label_limit)"; then
     ok "(f) the wide application is down with the limit's name"
 else not_ok "(f) the reason names label_limit" "$(grep -F a-wide "$LOG" | head -3)"; fi
-stop_daemon; stop_pid "$WIDE"
+stop_pid "$DAEMON"; stop_pid "$WIDE"
 
 # --- (g) round 4: two native histograms of 4,000,000 deltas (4 MB answers) ---------------------------------
 DIR="$WORK/native"
 mkdir "$DIR"
 start_app "$WORK/native.out" serving serve "$DIR" 'big*2:native:pass' 'orders:orders:pass'
 NATIVE=$APP
-start_daemon native "$DIR"
+start_watcher native "$DIR"
 protobuf='Accept: application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited'
 for _ in 1 2 3 4 5; do
     curl -s --max-time 10 -o /dev/null -H "$protobuf" "$URL/metrics"
@@ -322,14 +318,14 @@ else not_ok "(g) VmHWM under 256 MiB" "${hwm:-none} KiB"; fi
 if log_has "Application big-00 is down: its answer (more than the" && grep -q '^orders_total{app="orders"' "$WORK/native-metrics.txt"; then
     ok "(g) refused for max_scrape_bytes, orders served: $(grep -F 'big-00 is down' "$LOG" | head -1 | grep -o 'its answer.*' | cut -c1-120)"
 else not_ok "(g) big-00 down for the scrape's room, orders served" "$(grep -F big-0 "$LOG" | head -3)"; fi
-stop_daemon; stop_pid "$NATIVE"
+stop_pid "$DAEMON"; stop_pid "$NATIVE"
 
 # --- (h) round 4: 60 sockets that answer /health and hang /metrics, named to be asked first ---------------
 DIR="$WORK/hangmetrics"
 mkdir "$DIR"
 start_app "$WORK/hangmetrics.out" serving serve "$DIR" 'a-hang*60:hang:pass' 'z-real:orders:pass'
 HANGING=$APP
-start_daemon hangmetrics "$DIR"
+start_watcher hangmetrics "$DIR"
 sleep 3 # health rounds first: every one answers /health
 : > "$WORK/hangmetrics.up"
 for _ in 1 2 3 4 5; do
@@ -338,14 +334,14 @@ for _ in 1 2 3 4 5; do
 done
 if [ "$(grep -c '^1$' "$WORK/hangmetrics.up")" -eq 5 ]; then ok "(h) z-real up in 5 of 5 scrapes beside 60 hanging /metrics (scrapes: $(cat "$WORK/hangmetrics.times")s)"
 else not_ok "(h) z-real up in every scrape" "up: $(tr '\n' ' ' < "$WORK/hangmetrics.up"); $(grep -F 'z-real' "$LOG" | tail -2)"; fi
-stop_daemon; stop_pid "$HANGING"
+stop_pid "$DAEMON"; stop_pid "$HANGING"
 
 # --- (i) round 4: 60 sockets that hang /events; another application's event arrives within 5 s -----------
 DIR="$WORK/hangevents"
 mkdir "$DIR"
 start_app "$WORK/hangevents.out" serving serve "$DIR" 'a-hang*60:orders:pass:hang' "z-real:orders:pass:trigger=$WORK/trigger"
 HANGING=$APP
-start_daemon hangevents "$DIR"
+start_watcher hangevents "$DIR"
 sleep 8 # the first rounds wait for every one (none failed yet)
 touch "$WORK/trigger"
 start=$(now_ms)
@@ -353,17 +349,17 @@ until_true 20 log_has "Application z-real: resolving Trigger failed"
 took=$(($(now_ms) - start))
 if log_has "Application z-real: resolving Trigger failed" && [ "$took" -lt 5000 ]; then ok "(i) z-real's event in the journal ${took} ms after it happened, beside 60 hanging /events"
 else not_ok "(i) z-real's event within 5 s" "${took} ms"; fi
-stop_daemon; stop_pid "$HANGING"
+stop_pid "$DAEMON"; stop_pid "$HANGING"
 
 # --- (j) round 4: 150 sockets of one user flooding /events for 30 s ------------------------------------------
 DIR="$WORK/flood"
 mkdir "$DIR"
 start_app "$WORK/flood.out" serving serve "$DIR" 'flood*150:orders:pass:flood'
 FLOOD=$APP
-start_daemon flood "$DIR"
+start_watcher flood "$DIR"
 sleep 30
 entries=$(grep -cE 'dropped its cached instances|Suppressed [0-9]+ more' "$LOG")
-stop_daemon; stop_pid "$FLOOD"
+stop_pid "$DAEMON"; stop_pid "$FLOOD"
 if [ "$entries" -le 500 ]; then ok "(j) 150 flooding sockets for 30 s: $entries entries of their events (at most 1,000 a minute)"
 else not_ok "(j) at most 500 entries in 30 s" "$entries"; fi
 

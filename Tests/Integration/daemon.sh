@@ -91,18 +91,12 @@ if [ $rc -eq 64 ]; then ok "unknown argument: exit 64"; else not_ok "unknown arg
 SELF_PORT=$(free_port)
 printf 'listen:\n  - address: 127.0.0.1:%s\nchecks:\n  - name: self-port\n    type: tcp\n    host: 127.0.0.1\n    port: %s\n    interval: 1h\n    groups: [ready]\n' \
     "$SELF_PORT" "$SELF_PORT" > "$WORK/self-port.yaml"
-"$BIN" --config "$WORK/self-port.yaml" 2> "$WORK/self-port.log" &
-SELF_DAEMON=$!
-PIDS+=("$SELF_DAEMON")
-if wait_for "http://127.0.0.1:$SELF_PORT/readyz" 10; then ok "a check of the daemon's own port passes its first round"
+if start_daemon "$WORK/self-port.yaml" "$WORK/self-port.log" "http://127.0.0.1:$SELF_PORT/readyz" 10; then ok "a check of the daemon's own port passes its first round"
 else not_ok "a check of the daemon's own port passes its first round" "$(curl -s "http://127.0.0.1:$SELF_PORT/readyz?verbose"; grep self-port "$WORK/self-port.log" | head -3)"; fi
-kill -TERM "$SELF_DAEMON"; wait "$SELF_DAEMON" 2>/dev/null
+stop_daemon
 
 # --- a running daemon ----------------------------------------------------------------------
-"$BIN" --config "$WORK/config.yaml" 2> "$WORK/daemon.log" &
-DAEMON=$!
-PIDS+=("$DAEMON")
-if wait_for "$URL/readyz" 15; then ok "daemon becomes ready"; else not_ok "daemon becomes ready" "$(tail -5 "$WORK/daemon.log")"; fi
+if start_daemon "$WORK/config.yaml" "$WORK/daemon.log" "$URL/readyz" 15; then ok "daemon becomes ready"; else not_ok "daemon becomes ready" "$(tail -5 "$WORK/daemon.log")"; fi
 sleep 2.5 # a few rounds of every check
 
 curl -s -D "$WORK/metrics.head" "$URL/metrics" -o "$WORK/metrics.txt"

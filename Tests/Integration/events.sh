@@ -33,9 +33,8 @@ apps:
   health_interval: 1s
 checks: []
 YAML
-WEAVE_LOG_TARGET=journal "$BIN" --config "$WORK/config.yaml" 2> "$WORK/daemon.err" &
-PIDS+=("$!")
-wait_for "$URL/livez" 20 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.err")"
+start_daemon "$WORK/config.yaml" "$WORK/daemon.err" "$URL/livez" 20 WEAVE_LOG_TARGET=journal \
+    || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.err")"
 
 APP=shop-$RANDOM
 APP_PORT=$(free_port)

@@ -1,6 +1,9 @@
-"""Fake applications for Tests/Integration/attacks.sh and scrape_attacks.sh: Unix sockets in the
-daemon's discovery directory that answer /metrics, /health and /events (HTTP/1.1, kept
-connections), one asyncio process serving any number of them. Nothing but Unix sockets.
+"""Fake applications: Unix sockets in the daemon's discovery directory that answer /metrics, /health
+and /events (HTTP/1.1, kept connections) as a WeaveDI application does, or in ways one must not, or
+never; one asyncio process serves any number of them. Nothing but Unix sockets. Each subcommand is a
+test's: `serve` and `hang` attacks.sh's (`serve` reload.sh's and nspawn.sh's too), `numbered` and
+`unaccepted` faults.sh's, `expositions` apps.sh's; hostile_app.py answers with `answerer`, the
+request loop of them all.
 
     serve DIR SPEC...   each SPEC is NAME:METRICS:HEALTH[:EVENTS], or NAME*COUNT:… for COUNT
                         applications NAME-00 … (one process, one thread, asyncio).
@@ -25,13 +28,30 @@ connections), one asyncio process serving any number of them. Nothing but Unix s
                         stops listening, closes its connections, and exits 0.8 s later.
     hang DIR COUNT      COUNT sockets DIR/hung-NN.sock that accept connections, read what comes and
                         never answer; prints 'hanging' once all listen.
+    numbered DIR COUNT [SERIES [COMPONENTS OUTPUT]]
+                        COUNT applications DIR/app-NNNN.sock. A request for /health* gets
+                        {"status":"pass"}, or with COMPONENTS that many failing components whose
+                        outputs are OUTPUT bytes (HTTP 200 all the same); any other (/events too)
+                        an OpenMetrics exposition of SERIES series (1 by default). Prints
+                        'serving N' once all listen.
+    unaccepted DIR COUNT
+                        COUNT sockets DIR/a-hanging-NNN.sock whose connections are never accepted
+                        (they wait in the backlog); prints 'hanging' once all listen, and holds them
+                        for an hour at most.
+    expositions DIR     one application DIR/MODE.sock per exposition that must not reach the daemon's
+                        /metrics as it is (the modes in `expositions`): a request for /health* gets a
+                        pass without components, any other the mode's text exposition, or a protobuf
+                        one (the pb-* modes) when /metrics* is asked for protobuf. Prints 'ready'
+                        once all listen; on SIGTERM it ends at once, its sockets left in place.
 """
 import asyncio
 import json
 import os
 import signal
+import socket
 import struct
 import sys
+import time
 
 
 def metrics_document(kind, name):
@@ -82,7 +102,24 @@ def native_histogram(deltas):
     return varint(len(family)) + family
 
 
+def zigzag(value):
+    return (value << 1) ^ (value >> 63)
+
+
+def histogram_family(schema=3, spans=((0, 1),), deltas=(1,), extra=b""):
+    """One delimited MetricFamily: histogram h_seconds (HELP h) whose native histogram has count 10,
+    sum 0, SCHEMA, zero threshold 2^-20, SPANS of (offset, length), the bucket DELTAS, then EXTRA."""
+    h = field(1, 0, 10) + b"\x11" + bytes(8)  # sample_count 10, sample_sum 0
+    h += field(5, 0, zigzag(schema)) + b"\x31" + bytes.fromhex("000000000000b03e")  # schema, zero_threshold 2^-20
+    for offset, length in spans:
+        h += field(12, 2, field(1, 0, zigzag(offset)) + field(2, 0, length))
+    h += field(13, 2, b"".join(varint(zigzag(d)) for d in deltas)) + extra
+    family = field(1, 2, b"h_seconds") + field(2, 2, b"h") + field(3, 0, 4) + field(4, 2, field(7, 2, h))
+    return varint(len(family)) + family
+
+
 PROTOBUF = b"application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"
+OPENMETRICS = b"application/openmetrics-text; version=1.0.0; charset=utf-8"
 
 
 def events_page(kind, state, after):
@@ -122,8 +159,55 @@ def health_document(kind):
     return 503, json.dumps({"status": "fail", "output": f"{count} replicas are down", "checks": checks}, separators=(",", ":")).encode()
 
 
+def answerer(route, connections=None, reason=b"X"):
+    """A client handler for asyncio.start_unix_server that answers each request of a kept connection
+    until the peer closes it: route(HEAD) gives (status, content type, body) for a request's head (up
+    to its blank line), or None for one never answered (the connection is then held). REASON is the
+    status line's reason phrase; CONNECTIONS, a set, holds the writers of the open connections."""
+    async def answer(reader, writer):
+        if connections is not None:
+            connections.add(writer)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                reply = route(head)
+                if reply is None:
+                    await asyncio.Event().wait()
+                code, kind, body = reply
+                writer.write(b"HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n" % (code, reason, kind, len(body)) + body)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, IndexError):
+            pass
+        finally:
+            if connections is not None:
+                connections.discard(writer)
+            writer.close()
+    return answer
+
+
+def application(metrics, health, events):
+    """The route of one application of `serve`: its /metrics, /health and /events (see answerer)."""
+    state = {"started": 1_800_000_000.0 + os.getpid(), "next": 1}
+
+    def route(head):
+        path = head.split(b"\r\n")[0].split(b" ")[1]
+        target = path.split(b"?")[0]
+        if target == b"/metrics":
+            if metrics is None:
+                return None
+            return 200, PROTOBUF if metrics[:1] != b"#" else OPENMETRICS, metrics
+        if target == b"/events":
+            query = dict(part.split(b"=", 1) for part in path.split(b"?", 1)[1].split(b"&")) if b"?" in path else {}
+            page = events_page(events, state, int(query.get(b"after", b"0")))
+            return None if page is None else (page[0], b"application/json", page[1])
+        if target == b"/health":
+            return health[0], b"application/health+json", health[1]
+        return 404, b"text/plain", b"not found\n"
+    return route
+
+
 def serve(directory, *specs):
-    apps = []  # (name, metrics body, (code, health body))
+    apps = []  # (name, metrics body, (code, health body), events kind)
     sizes = {}
     for spec in specs:
         name, metrics_kind, health_kind, *rest = spec.split(":", 3)
@@ -139,41 +223,6 @@ def serve(directory, *specs):
 
     connections = set()
 
-    def handler(metrics, health, events):
-        state = {"started": 1_800_000_000.0 + os.getpid(), "next": 1}
-
-        async def answer(reader, writer):
-            connections.add(writer)
-            try:
-                while True:
-                    head = await reader.readuntil(b"\r\n\r\n")
-                    path = head.split(b"\r\n")[0].split(b" ")[1]
-                    target = path.split(b"?")[0]
-                    if target == b"/metrics" and metrics is None:
-                        await asyncio.Event().wait()
-                    if target == b"/metrics":
-                        protobuf = metrics[:1] != b"#"
-                        code, body = 200, metrics
-                        kind = PROTOBUF if protobuf else b"application/openmetrics-text; version=1.0.0; charset=utf-8"
-                    elif target == b"/events":
-                        query = dict(part.split(b"=", 1) for part in path.split(b"?", 1)[1].split(b"&")) if b"?" in path else {}
-                        answer_ = events_page(events, state, int(query.get(b"after", b"0")))
-                        if answer_ is None:
-                            await asyncio.Event().wait()
-                        code, body, kind = answer_[0], answer_[1], b"application/json"
-                    elif target == b"/health":
-                        code, body, kind = health[0], health[1], b"application/health+json"
-                    else:
-                        code, body, kind = 404, b"not found\n", b"text/plain"
-                    writer.write(b"HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n" % (code, kind, len(body)) + body)
-                    await writer.drain()
-            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, IndexError):
-                pass
-            finally:
-                connections.discard(writer)
-                writer.close()
-        return answer
-
     async def main():
         loop = asyncio.get_running_loop()
         done = asyncio.Event()
@@ -181,7 +230,8 @@ def serve(directory, *specs):
         paths = []
         for name, metrics, health, events in apps:
             path = f"{directory}/{name}.sock"
-            servers.append(await asyncio.start_unix_server(handler(metrics, health, events), path=path, limit=1 << 20))
+            servers.append(await asyncio.start_unix_server(answerer(application(metrics, health, events), connections),
+                                                           path=path, limit=1 << 20))
             paths.append(path)
 
         def graceful():
@@ -224,5 +274,94 @@ def hang(directory, count):
     asyncio.run(main())
 
 
+def numbered(directory, count, series="1", components="0", output="0"):
+    body = ("# TYPE probe_value gauge\n" + "".join(f'probe_value{{i="{index}"}} 1\n' for index in range(int(series)))
+            + "# EOF\n").encode()
+    health = b'{"status":"pass"}' if int(components) == 0 else json.dumps({"status": "fail", "checks": {
+        f"check-{index}:status": [{"status": "fail", "output": "x" * int(output)}] for index in range(int(components))}}).encode()
+
+    def route(head):
+        if b" /health" in head.split(b"\r\n")[0]:
+            return 200, b"application/health+json", health
+        return 200, OPENMETRICS, body
+
+    async def main():
+        # Kept in this list, so they serve until the process is stopped.
+        servers = [await asyncio.start_unix_server(answerer(route, reason=b"OK"), path=f"{directory}/app-{index:04d}.sock")
+                   for index in range(int(count))]
+        print(f"serving {len(servers)}", flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+def unaccepted(directory, count):
+    sockets = []
+    for index in range(int(count)):
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(f"{directory}/a-hanging-{index:03d}.sock")
+        listener.listen(64)
+        sockets.append(listener)
+    print("hanging", flush=True)
+    time.sleep(3600)
+
+
+def expositions(directory):
+    health = b'{"status":"pass","checks":{}}'
+    modes = {
+        # down, with the rule
+        "bad-utf8": b'# HELP x x\n# TYPE x gauge\nx{a="\xff"} 1\n',
+        "label-twice": b'# HELP x x\n# TYPE x gauge\nx{a="1",a="2"} 1\n',
+        "reserved-label": b'# HELP x x\n# TYPE x gauge\nx{__name__="y"} 1\n',
+        "unit": b'# HELP x_seconds x\n# TYPE x_seconds gauge\n# UNIT x_seconds bytes\nx_seconds 1\n',
+        "huge-value": b'# HELP x x\n# TYPE x gauge\nx 1e400\n',
+        "long-integer": b'# HELP x x\n# TYPE x gauge\nx ' + b"9" * 5000 + b'\n',
+        "bad-le": b'# HELP h h\n# TYPE h histogram\nh_bucket{le="abc"} 1\n',
+        "no-inf": b'# HELP h h\n# TYPE h histogram\nh_bucket{le="1"} 1\nh_sum 1\nh_count 1\n',
+        "buckets-down": b'# HELP h h\n# TYPE h histogram\nh_bucket{le="1"} 5\nh_bucket{le="+Inf"} 3\n',
+        "bad-quantile": b'# HELP s s\n# TYPE s summary\ns{quantile="x"} 1\n',
+        "series-twice": b'# HELP x x\n# TYPE x gauge\nx{a="1"} 1\nx{a="1"} 2\n',
+        # kept, made valid
+        "app-twice": b'# HELP hostile_x x\n# TYPE hostile_x gauge\nhostile_x{app="in",exported_app="e"} 1\n',
+        "bare-counter": b'# HELP hostile_c c\n# TYPE hostile_c counter\nhostile_c 5\n',
+        # dropped and counted
+        "forge": b'# TYPE weave_config_last_reload_successful gauge\nweave_config_last_reload_successful 0\n'
+                 b'# TYPE weave_app_up gauge\nweave_app_up 0\n# HELP hostile_ok ok\n# TYPE hostile_ok gauge\nhostile_ok 1\n',
+        "clash-a": b'# HELP hostile_queue_depth q\n# TYPE hostile_queue_depth gauge\nhostile_queue_depth 3\n',
+        "clash-b": b'# HELP hostile_queue_depth q\n# TYPE hostile_queue_depth counter\nhostile_queue_depth_total 7\n',
+    }
+    # Protobuf answers to a protobuf scrape (valid text otherwise).
+    protobuf_modes = {
+        "pb-negative": histogram_family(spans=((0, 2),), deltas=(3, -4)),
+        "pb-overlap": histogram_family(spans=((0, 2), (-3, 1)), deltas=(1, 0, 0)),
+        "pb-schema": histogram_family(schema=9),
+        "pb-float": histogram_family(extra=b"\x21" + bytes(8)),  # sample_count_float
+        "pb-cut": histogram_family()[:-3],
+        "pb-valid": histogram_family(spans=((-34, 1),), deltas=(10,)),
+    }
+    for name in protobuf_modes:
+        modes[name] = b'# HELP hostile_proto x\n# TYPE hostile_proto gauge\nhostile_proto 1\n'
+
+    def route_of(name, body):
+        def route(head):
+            path = head.split(b" ")[1]
+            if path.startswith(b"/health"):
+                return 200, b"application/health+json", health
+            if path.startswith(b"/metrics") and b"vnd.google.protobuf" in head and name in protobuf_modes:
+                return 200, PROTOBUF, protobuf_modes[name]
+            return 200, b"text/plain; version=0.0.4", body
+        return route
+
+    async def main():
+        # Kept in this list, so they serve until the process is stopped.
+        servers = [await asyncio.start_unix_server(answerer(route_of(name, body), reason=b"OK"), path=f"{directory}/{name}.sock")
+                   for name, body in modes.items()]
+        print("ready", flush=True)
+        await asyncio.sleep(3600)
+
+    asyncio.run(main())
+
+
 if __name__ == "__main__":
-    {"serve": serve, "hang": hang}[sys.argv[1]](*sys.argv[2:])
+    commands = {"serve": serve, "hang": hang, "numbered": numbered, "unaccepted": unaccepted, "expositions": expositions}
+    commands[sys.argv[1]](*sys.argv[2:])

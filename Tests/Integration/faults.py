@@ -1,6 +1,5 @@
 """Hostile peers and sick dependencies for Tests/Integration/faults.sh, one subcommand each.
 Every loop is bounded in count and time, and every address is loopback."""
-import asyncio
 import json
 import os
 import socket
@@ -186,52 +185,7 @@ def sample_health(url, seconds):
     print(samples, lies)
 
 
-def serve_apps(directory, count, series="1", components="0", output="0"):
-    """Serves COUNT applications, each a Unix socket DIRECTORY/app-NNNN.sock answering /metrics with
-    SERIES series and /health with a pass, or with COMPONENTS failing components whose output is
-    OUTPUT bytes, on kept connections; prints 'serving' once all listen."""
-    body = ("# TYPE probe_value gauge\n" + "".join(f'probe_value{{i="{index}"}} 1\n' for index in range(int(series)))
-            + "# EOF\n").encode()
-    health = b'{"status":"pass"}' if int(components) == 0 else json.dumps({"status": "fail", "checks": {
-        f"check-{index}:status": [{"status": "fail", "output": "x" * int(output)}] for index in range(int(components))}}).encode()
-
-    async def answer(reader, writer):
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                document, kind = (health, b"application/health+json") if b" /health" in head.split(b"\r\n")[0] \
-                    else (body, b"application/openmetrics-text; version=1.0.0; charset=utf-8")
-                writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: " + kind + b"\r\nContent-Length: "
-                             + str(len(document)).encode() + b"\r\n\r\n" + document)
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        writer.close()
-
-    async def main():
-        # Kept in this list, so they serve until the process is stopped.
-        servers = [await asyncio.start_unix_server(answer, path=f"{directory}/app-{index:04d}.sock") for index in range(int(count))]
-        print(f"serving {len(servers)}", flush=True)
-        await asyncio.Event().wait()
-
-    asyncio.run(main())
-
-
-def hang_apps(directory, count):
-    """COUNT sockets DIRECTORY/a-hanging-NNN.sock that take connections (into their backlog) and
-    never answer; prints 'hanging' once all listen, and holds them for an hour at most."""
-    sockets = []
-    for index in range(int(count)):
-        listener = socket.socket(socket.AF_UNIX)
-        listener.bind(f"{directory}/a-hanging-{index:03d}.sock")
-        listener.listen(64)
-        sockets.append(listener)
-    print("hanging", flush=True)
-    time.sleep(3600)
-
-
 if __name__ == "__main__":
     commands = {"pipeline": pipeline, "slowloris": slowloris, "idle": idle, "raw": raw, "head-length": head_length,
-                "serve-bad": serve_bad, "flood-journal": flood_journal, "sample-health": sample_health,
-                "serve-apps": serve_apps, "hang-apps": hang_apps}
+                "serve-bad": serve_bad, "flood-journal": flood_journal, "sample-health": sample_health}
     commands[sys.argv[1]](*sys.argv[2:])

@@ -1,29 +1,23 @@
 #!/usr/bin/env bash
 # The fault suite: each numbered finding of the adversarial review ("A health daemon must not die,
 # freeze, leak or lie"), reproduced against the real daemon and probe. Every test here failed before
-# its fix. Hostile peers come from faults.py; everything runs on loopback and stops by PID.
+# its fix. Hostile peers come from faults.py, applications from fake_apps.py; everything runs on
+# loopback and stops by PID.
 # Usage: Tests/Integration/faults.sh PATH-TO-weave-healthd PATH-TO-weave-health
 set -uo pipefail
 
 source "$(dirname "$0")/lib.sh"
 PROBE=$(realpath "$2")
 FAULTS="$PY $HERE/faults.py"
+FAKE_APPS="$PY $HERE/fake_apps.py"
 ROOT=$(cd "$HERE/../.." && pwd)
 
 rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo "(gone)"; }
 is_number() { [[ "$1" =~ ^[0-9]+$ ]]; }
-start_daemon() { # CONFIG LOG [env…]: starts the daemon, sets $DAEMON, waits for /livez on $PORT
-    local config=$1 log=$2; shift 2
-    env "$@" "$BIN" --config "$config" 2>"$log" &
-    DAEMON=$!
-    PIDS+=("$DAEMON")
-    wait_for "http://127.0.0.1:$PORT/livez" 30 || echo "the daemon did not start: $(tail -3 "$log")" >&2
-}
-stop_daemon() { kill -TERM "$DAEMON" 2>/dev/null; wait "$DAEMON" 2>/dev/null; }
-start_helper() { # OUT WORD ARGS…: faults.py ARGS… in the background (up to 8,192 descriptors; output in
-    # OUT), its PID added to $HELPERS, until it prints WORD (30 s at most)
+start_helper() { # OUT WORD ARGS…: fake_apps.py ARGS… in the background (up to 8,192 descriptors; output
+    # in OUT), its PID added to $HELPERS, until it prints WORD (30 s at most)
     local out=$1 word=$2; shift 2
-    (ulimit -n 8192; exec $FAULTS "$@" > "$out") &
+    (ulimit -n 8192; exec $FAKE_APPS "$@" > "$out") &
     HELPERS+=("$!")
     PIDS+=("$!")
     for _ in $(seq 300); do grep -q "$word" "$out" && break; sleep 0.1; done
@@ -104,7 +98,7 @@ checks:
 YAML
 }
 write_main ""
-start_daemon "$WORK/main.yaml" "$WORK/main.log"
+start_daemon "$WORK/main.yaml" "$WORK/main.log" "$URL/livez" 30 || echo "the daemon did not start: $(tail -3 "$WORK/main.log")" >&2
 sleep 2.5
 health() { curl -s --max-time 5 "$@" "$URL/health"; }
 body=$(health -H "Authorization: bearer secret")
@@ -185,10 +179,7 @@ details: always
 checks:
   - {name: plugin, type: exec, command: ["/bin/true"], interval: 1s}
 YAML
-(ulimit -n 1024; exec "$BIN" --config "$WORK/http.yaml" 2>"$WORK/http.log") &
-DAEMON=$!
-PIDS+=("$DAEMON")
-wait_for "$URL/livez" 10
+start_daemon "$WORK/http.yaml" "$WORK/http.log" "$URL/livez" 10 prlimit --nofile=1024
 before=$(rss_kib "$DAEMON")
 $FAULTS pipeline "$PORT" 20000 6 > /dev/null
 peak=$(rss_kib "$DAEMON")
@@ -255,8 +246,9 @@ if [ -n "$JOURNALD" ]; then
     "$PY" "$HERE/notify_socket.py" "$WORK/notify.sock" "$WORK/notify.log" &
     PIDS+=("$!")
     sleep 0.3
-    start_daemon "$WORK/http.yaml" "$WORK/stall.err" WEAVE_LOG_TARGET=journal WEAVE_HEALTHD_TEST_HOOKS=1 \
-        NOTIFY_SOCKET="$WORK/notify.sock" WATCHDOG_USEC=1000000
+    start_daemon "$WORK/http.yaml" "$WORK/stall.err" "$URL/livez" 30 WEAVE_LOG_TARGET=journal WEAVE_HEALTHD_TEST_HOOKS=1 \
+        NOTIFY_SOCKET="$WORK/notify.sock" WATCHDOG_USEC=1000000 \
+        || echo "the daemon did not start: $(tail -3 "$WORK/stall.err")" >&2
     sleep 1
     kill -STOP "$JOURNALD"
     stalled_at=$("$PY" -c 'import time; print(int(time.monotonic() * 1000))')
@@ -302,10 +294,7 @@ fi
     for i in $(seq 10000); do echo "  - {name: t$i, type: tcp, host: 127.0.0.1, port: $CLOSED, timeout: 1s, interval: 5s}"; done
 } > "$WORK/many.yaml"
 start=$(date +%s%N)
-(ulimit -n 1024; exec "$BIN" --config "$WORK/many.yaml" 2>"$WORK/many.log") &
-DAEMON=$!
-PIDS+=("$DAEMON")
-wait_for "$URL/livez" 30
+start_daemon "$WORK/many.yaml" "$WORK/many.log" "$URL/livez" 30 prlimit --nofile=1024
 # The checks fail (nothing listens on their port): started means the first round is done.
 for _ in $(seq 300); do [[ "$(curl -s --max-time 5 "$URL/readyz?verbose")" == *"[+]startup ok"* ]] && break; sleep 0.1; done
 ready=$((($(date +%s%N) - start) / 1000000))
@@ -326,12 +315,9 @@ else not_ok "6. 10,000 checks" "$slow of 20 /livez over 1 s; first round after $
 # listing of the directory failed (EMFILE), was taken for an empty directory, and every second
 # scrape reported no application at all.
 mkdir "$WORK/apps"
-start_helper "$WORK/apps.out" serving serve-apps "$WORK/apps" 1100
+start_helper "$WORK/apps.out" serving numbered "$WORK/apps" 1100
 printf 'listen:\n  - address: 127.0.0.1:%s\napps:\n  directory: %s\n  budget: 20s\n' "$PORT" "$WORK/apps" > "$WORK/apps.yaml"
-(ulimit -n 1024; exec "$BIN" --config "$WORK/apps.yaml" 2>"$WORK/apps.log") &
-DAEMON=$!
-PIDS+=("$DAEMON")
-wait_for "$URL/livez" 30
+start_daemon "$WORK/apps.yaml" "$WORK/apps.log" "$URL/livez" 30 prlimit --nofile=1024
 ups=""
 most=0
 for _ in 1 2 3 4; do
@@ -351,10 +337,10 @@ else not_ok "16. more applications than descriptors" "up per scrape: $ups; at mo
 # Before: asked in name order, 60 sockets that never answer held the 16 request slots for their whole
 # timeout (2 s) until the budget (5 s) was spent, and three healthy applications were down at every scrape.
 rm -rf "$WORK/apps" && mkdir "$WORK/apps"
-start_helper "$WORK/hanging.out" hanging hang-apps "$WORK/apps" 60
-start_helper "$WORK/apps.out" serving serve-apps "$WORK/apps" 3
+start_helper "$WORK/hanging.out" hanging unaccepted "$WORK/apps" 60
+start_helper "$WORK/apps.out" serving numbered "$WORK/apps" 3
 printf 'listen:\n  - address: 127.0.0.1:%s\napps:\n  directory: %s\n' "$PORT" "$WORK/apps" > "$WORK/hanging.yaml"
-start_daemon "$WORK/hanging.yaml" "$WORK/hanging.log"
+start_daemon "$WORK/hanging.yaml" "$WORK/hanging.log" "$URL/livez" 30 || echo "the daemon did not start: $(tail -3 "$WORK/hanging.log")" >&2
 ups=""
 for _ in 1 2 3; do ups+="$(curl -s --max-time 30 "$URL/metrics" | grep -c '^weave_app_up{app="app-.*} 1$') "; done
 stop_daemon
@@ -367,9 +353,9 @@ else not_ok "17. applications that hang starve the others" "healthy applications
 # 3.7 MB each took the (release) daemon to 639 MB resident (the answers, then the merged 284 MB), which the
 # unit's MemoryMax=256M answers with the OOM killer; three scrapes at once each held as much.
 rm -rf "$WORK/apps" && mkdir "$WORK/apps"
-start_helper "$WORK/apps.out" serving serve-apps "$WORK/apps" 40 150000
+start_helper "$WORK/apps.out" serving numbered "$WORK/apps" 40 150000
 printf 'listen:\n  - address: 127.0.0.1:%s\napps:\n  directory: %s\n  timeout: 20s\n  budget: 30s\n' "$PORT" "$WORK/apps" > "$WORK/large.yaml"
-start_daemon "$WORK/large.yaml" "$WORK/large.log"
+start_daemon "$WORK/large.yaml" "$WORK/large.log" "$URL/livez" 30 || echo "the daemon did not start: $(tail -3 "$WORK/large.log")" >&2
 # Three Prometheus servers at once: they share one reading of the applications.
 scrapers=()
 for scraper in 1 2 3; do
@@ -394,10 +380,10 @@ else not_ok "18. applications that answer a lot" "HTTP $code; $up up, $over down
 # went past 2 s. Now an answer over 256 KiB is not read past it, a reason is kept up to 1 KiB, and a round
 # keeps 16 MiB of all the applications' components at most.
 rm -rf "$WORK/apps" && mkdir "$WORK/apps"
-start_helper "$WORK/apps.out" serving serve-apps "$WORK/apps" 40 1 1000 4000
+start_helper "$WORK/apps.out" serving numbered "$WORK/apps" 40 1 1000 4000
 printf 'listen:\n  - address: 127.0.0.1:%s\ndetails: always\napps:\n  directory: %s\n  health_interval: 1s\n  timeout: 10s\n  budget: 20s\n' \
     "$PORT" "$WORK/apps" > "$WORK/health.yaml"
-start_daemon "$WORK/health.yaml" "$WORK/health.log"
+start_daemon "$WORK/health.yaml" "$WORK/health.log" "$URL/livez" 30 || echo "the daemon did not start: $(tail -3 "$WORK/health.log")" >&2
 slowest=0
 deadline=$((SECONDS + 8))
 readers=()

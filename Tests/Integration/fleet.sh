@@ -60,7 +60,7 @@ address() { if [ $MODE = netns ]; then echo "10.231.0.$((10 + $1))"; else echo "
 target() { echo "$(address "$1"):9096"; }
 
 declare -A DAEMON_PID
-start_daemon() { # host number
+start_host_daemon() { # host number
     spawn "h$1" "$BIN" --config "$WORK/h$1/config.yaml" >> "$WORK/h$1/daemon.log" 2>&1 &
     DAEMON_PID[$1]=$!
     PIDS+=("$!")
@@ -88,7 +88,7 @@ for i in $(seq $HOSTS); do
             echo "textfile: {directory: $WORK/h$i/textfile}"
         fi
     } > "$WORK/h$i/config.yaml"
-    start_daemon "$i"
+    start_host_daemon "$i"
 done
 for i in $(seq $APP_HOSTS); do
     app_port=$((18080 + i))

@@ -34,6 +34,8 @@ import sys
 import unicodedata
 import urllib.parse
 
+import fake_apps
+
 PREPEND = ["\u0600", "\u06dd", "\U000110bd", "\u0d4e"]
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
@@ -140,26 +142,19 @@ def serve(directory, port, flipfile):
         }, ensure_ascii=False).encode()
 
     def handler(health):
-        async def answer(reader, writer):
-            try:
-                while True:
-                    head = await reader.readuntil(b"\r\n\r\n")
-                    target = head.split(b"\r\n")[0].split(b" ")[1].decode("latin-1")
-                    path = target.split("?")[0]
-                    if path == "/health":
-                        code, body, kind = *health(), b"application/health+json"
-                    elif path == "/dependencies":
-                        code, body, kind = *dependencies(), b"application/json"
-                    elif path == "/metrics":
-                        code, body, kind = 200, metrics, b"application/openmetrics-text; version=1.0.0; charset=utf-8"
-                    else:
-                        code, body, kind = 404, b"not found\n", b"text/plain"
-                    writer.write(b"HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n" % (code, kind, len(body)) + body)
-                    await writer.drain()
-            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, IndexError):
-                pass
-            writer.close()
-        return answer
+        def route(head):
+            target = head.split(b"\r\n")[0].split(b" ")[1].decode("latin-1")
+            path = target.split("?")[0]
+            if path == "/health":
+                code, body = health()
+                return code, b"application/health+json", body
+            if path == "/dependencies":
+                code, body = dependencies()
+                return code, b"application/json", body
+            if path == "/metrics":
+                return 200, fake_apps.OPENMETRICS, metrics
+            return 404, b"text/plain", b"not found\n"
+        return fake_apps.answerer(route)
 
     async def main():
         servers = [await asyncio.start_unix_server(handler(health_hostile), path=f"{directory}/hostile.sock"),

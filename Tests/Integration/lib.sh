@@ -30,6 +30,29 @@ wait_for() { # URL, seconds
     return 1
 }
 
+# start_daemon CONFIG LOG URL SECONDS [NAME=VALUE…] [COMMAND ARG…]: "$BIN" --config CONFIG in the
+# background with the environment assignments, run by COMMAND if one is given (prlimit, setpriv,
+# systemd-socket-activate: a command that execs the one after its arguments); its standard output
+# and error go to LOG. Sets DAEMON to its PID (stopped at exit with the rest), then waits for URL as
+# wait_for does: fails when it does not answer within SECONDS.
+start_daemon() {
+    local config=$1 log=$2 url=$3 seconds=$4
+    shift 4
+    env "$@" "$BIN" --config "$config" > "$log" 2>&1 &
+    DAEMON=$!
+    PIDS+=("$DAEMON")
+    wait_for "$url" "$seconds"
+}
+
+# stop_daemon: SIGTERM to $DAEMON, and waits for it to end; returns its exit status.
+stop_daemon() { kill -TERM "$DAEMON" 2>/dev/null; wait "$DAEMON" 2>/dev/null; }
+
+# browser ARGUMENT…: headless Chromium with its own profile in $WORK, its messages discarded
+# (`--dump-dom URL` prints the DOM, `--screenshot=FILE URL` draws the page).
+browser() {
+    chromium --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$WORK/chromium" "$@" 2>/dev/null
+}
+
 # Starts a systemd-journald when none is reachable, and sets JOURNALD to its PID (stopped at exit
 # with the rest); JOURNALD stays empty when one already runs: a journald a test did not start is
 # never stopped, killed or paused.

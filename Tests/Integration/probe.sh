@@ -24,10 +24,7 @@ checks:
   - {name: broken, type: exec, command: ["/bin/sh", "-c", "echo 'CRITICAL - refused'; exit 2"], interval: 1s}
   - {name: disk-root, type: disk, path: /, warn_free_percent: 1, fail_free_percent: 0, interval: 1s}
 YAML
-"$BIN" --config "$WORK/config.yaml" 2>"$WORK/daemon.log" &
-DAEMON=$!
-PIDS+=("$DAEMON")
-wait_for "$URL/livez" 10 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.log")"
+start_daemon "$WORK/config.yaml" "$WORK/daemon.log" "$URL/livez" 10 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.log")"
 sleep 0.5
 
 probe() { # expected-exit description args…
@@ -159,7 +156,8 @@ while IFS=$'\t' read -r alert command; do
     case "${words[0]}" in
         weave-health) "$PROBE" "${words[@]:1}" --url "$URL" > "$WORK/alert-command.out" 2>&1; rc=$?
                       [ $rc -eq 0 ] || [ $rc -eq 1 ] || broken+="$alert: $command (exit $rc); " ;;
-        weave-healthd) "$BIN" "${words[@]:1/\/etc\/weave-healthd\/config.yaml/$HERE/../../systemd/config.yaml}" > "$WORK/alert-command.out" 2>&1 \
+        weave-healthd) arguments=("${words[@]:1}")
+                       "$BIN" "${arguments[@]//\/etc\/weave-healthd\/config.yaml/$HERE/../../systemd/config.yaml}" > "$WORK/alert-command.out" 2>&1 \
                            || broken+="$alert: $command ($(head -1 "$WORK/alert-command.out")); " ;;
         journalctl) "${words[@]}" --no-pager -q > "$WORK/alert-command.out" 2>&1 || broken+="$alert: $command; "
                     ! grep -q "unrecognized\|invalid\|Failed to" "$WORK/alert-command.out" || broken+="$alert: $command ($(head -1 "$WORK/alert-command.out")); " ;;

@@ -19,12 +19,10 @@ fi
 
 PORT=$(free_port)
 "$BIN" --print-default-config | sed "s|127.0.0.1:9096|127.0.0.1:$PORT|; s|port: 9096|port: $PORT|" > "$WORK/config.yaml"
-"$BIN" --config "$WORK/config.yaml" > "$WORK/daemon.log" 2>&1 &
-PIDS+=("$!")
 "$HELLO" > "$WORK/hello.log" 2>&1 &
 HELLO_PID=$!
 PIDS+=("$HELLO_PID")
-wait_for "http://127.0.0.1:$PORT/livez" 10 || not_ok "the daemon starts" "$(cat "$WORK/daemon.log")"
+start_daemon "$WORK/config.yaml" "$WORK/daemon.log" "http://127.0.0.1:$PORT/livez" 10 || not_ok "the daemon starts" "$(cat "$WORK/daemon.log")"
 wait_for "http://127.0.0.1:8080/livez" 20 || not_ok "the quick start starts" "$(cat "$WORK/hello.log")"
 
 answer=$(curl -s 127.0.0.1:8080/hello/Ada)

@@ -63,10 +63,8 @@ PIDS+=("$!")
 for _ in $(seq 100); do grep -q serving "$WORK/apps.out" && break; sleep 0.1; done
 
 write_config
-WEAVE_LOG_TARGET=stderr "$BIN" --config "$WORK/config.yaml" 2> "$WORK/daemon.log" &
-DAEMON=$!
-PIDS+=("$DAEMON")
-wait_for "$URL/livez" 30 || { echo "the daemon did not start: $(tail -3 "$WORK/daemon.log")"; exit 1; }
+start_daemon "$WORK/config.yaml" "$WORK/daemon.log" "$URL/livez" 30 WEAVE_LOG_TARGET=stderr \
+    || { echo "the daemon did not start: $(tail -3 "$WORK/daemon.log")"; exit 1; }
 sleep 2
 
 tested=()

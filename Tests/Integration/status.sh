@@ -12,9 +12,6 @@ APPS="$WORK/apps"
 mkdir -p "$APPS"
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT"
-browser() { # ARGUMENTS…: headless Chromium, its own profile; no network but the daemon's loopback
-    chromium --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$WORK/chromium" "$@" 2>/dev/null
-}
 
 write_config() { # DETAILS
     cat > "$WORK/config.yaml" <<YAML
@@ -31,10 +28,7 @@ YAML
 }
 echo "s3cret-token" > "$WORK/token"
 write_config always
-"$BIN" --config "$WORK/config.yaml" > "$WORK/daemon.log" 2>&1 &
-DAEMON=$!
-PIDS+=("$DAEMON")
-wait_for "$URL/livez" 20 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.log")"
+start_daemon "$WORK/config.yaml" "$WORK/daemon.log" "$URL/livez" 20 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.log")"
 
 declare -A APP_PID APP_PORT
 for app in orders billing; do

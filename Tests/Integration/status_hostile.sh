@@ -14,9 +14,6 @@ APPS="$WORK/apps"
 mkdir -p "$APPS"
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT"
-browser() { # ARGUMENTS…: headless Chromium, its own profile; no network but loopback
-    chromium --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$WORK/chromium" "$@" 2>/dev/null
-}
 
 # --- the recorder every payload asks, and the hostile applications -----------------------------------
 "$PY" "$HERE/hostile_app.py" record "$WORK/recorder.port" "$WORK/hits.log" > "$WORK/recorder.log" 2>&1 &
@@ -44,9 +41,7 @@ checks:
   - {name: container, type: container}
 YAML
 echo "s3cret-token" > "$WORK/token"
-"$BIN" --config "$WORK/config.yaml" > "$WORK/daemon.log" 2>&1 &
-PIDS+=("$!")
-wait_for "$URL/livez" 20 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.log")"
+start_daemon "$WORK/config.yaml" "$WORK/daemon.log" "$URL/livez" 20 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.log")"
 
 wait_health() { # PATTERN, seconds
     local deadline=$((SECONDS + $2))

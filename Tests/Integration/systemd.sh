@@ -81,23 +81,21 @@ write_run_config "$WORK/run.yaml" ""
 # One run with every event kind: startup, transitions, a flood of errors, a reload, a rejected
 # reload, shutdown. $1: the log file for stderr; $2: a command run once the daemon is ready.
 events_run() {
-    WEAVE_LOG_TARGET=journal WEAVE_HEALTHD_TEST_HOOKS=1 "$BIN" --config "$WORK/run.yaml" 2>"$1" &
-    RUN=$!
-    PIDS+=("$RUN")
-    wait_for "http://127.0.0.1:$PORT/livez" 10 || { echo "not listening on $PORT" >&2; return 1; }
+    start_daemon "$WORK/run.yaml" "$1" "http://127.0.0.1:$PORT/livez" 10 WEAVE_LOG_TARGET=journal WEAVE_HEALTHD_TEST_HOOKS=1 \
+        || { echo "not listening on $PORT" >&2; return 1; }
     eval "$2"
     sleep 1
-    kill -USR2 "$RUN"; sleep 0.5
-    write_run_config "$WORK/run.yaml" "slow_resolution_threshold: 20ms"; kill -HUP "$RUN"; sleep 0.5
-    echo "checks: [" > "$WORK/run.yaml"; kill -HUP "$RUN"
+    kill -USR2 "$DAEMON"; sleep 0.5
+    write_run_config "$WORK/run.yaml" "slow_resolution_threshold: 20ms"; kill -HUP "$DAEMON"; sleep 0.5
+    echo "checks: [" > "$WORK/run.yaml"; kill -HUP "$DAEMON"
     sleep 2.5   # the rate limit's window ends and its summary is written
-    kill -TERM "$RUN"; wait "$RUN"
+    kill -TERM "$DAEMON"; wait "$DAEMON"
 }
 
 if [ -n "$JOURNALD" ] || echo probe | systemd-cat -t weave-it-probe 2>/dev/null; then
     events_run "$WORK/journal-run.err" ":"; rc=$?
     sleep 0.5
-    journalctl -o json "_PID=$RUN" > "$WORK/journal.json" 2>&1
+    journalctl -o json "_PID=$DAEMON" > "$WORK/journal.json" 2>&1
     problems=$("$PY" "$HERE/journal_entries.py" $(id_of startup) $(id_of configReloaded) $(id_of configRejected) $(id_of shutdown) < "$WORK/journal.json")
     if [ $rc -eq 0 ] && [ -z "$problems" ]; then ok "journald: fields, MESSAGE_IDs, priorities, sanitised keys, a summarised flood ($(wc -l < "$WORK/journal.json") entries)"
     else not_ok "journald entries" "rc=$rc $problems"; fi
@@ -121,7 +119,7 @@ if [ -n "$JOURNALD" ]; then
     if [ $rc -eq 0 ] && [ -z "$missing" ] && [ $((logged - $(grep -c WEAVE_SUPPRESSED "$err") + ${suppressed:-0})) -eq 1000 ]; then
         ok "journald killed mid-run: the rest goes to stderr, one line each, nothing lost"
     else
-        not_ok "journald killed mid-run: stderr fallback" "rc=$rc $(journalctl -o cat "_PID=$RUN" | tail -3) missing: $missing; logged=$logged suppressed=$suppressed; $(tail -5 "$err")"
+        not_ok "journald killed mid-run: stderr fallback" "rc=$rc $(journalctl -o cat "_PID=$DAEMON" | tail -3) missing: $missing; logged=$logged suppressed=$suppressed; $(tail -5 "$err")"
     fi
     if [ "$(grep -c . "$err")" -eq "$(grep -c '^[0-9-]*T[0-9:]*[+-][0-9]* [a-z]* [a-z.]*: ' "$err")" ]; then ok "fallback lines are one readable line per entry"
     else not_ok "fallback lines are one readable line per entry" "$(grep -v '^[0-9-]*T' "$err" | head -3)"; fi
@@ -139,17 +137,18 @@ YAML
 "$PY" "$HERE/notify_socket.py" "$WORK/notify.sock" "$WORK/notify.log" &
 PIDS+=("$!")
 wait_log "$WORK/notify.log" "" 0; sleep 0.3
+# Started by hand: its readiness is READY=1 on the notify socket, what this part tests.
 NOTIFY_SOCKET="$WORK/notify.sock" WATCHDOG_USEC=400000 WEAVE_HEALTHD_TEST_HOOKS=1 "$BIN" --config "$WORK/notify.yaml" 2>"$WORK/notify.err" &
-RUN=$!
-PIDS+=("$RUN")
+DAEMON=$!
+PIDS+=("$DAEMON")
 wait_log "$WORK/notify.log" "READY=1" 10
 sleep 1.5
-kill -HUP "$RUN"
+kill -HUP "$DAEMON"
 wait_log "$WORK/notify.log" "RELOADING=1" 5
 sleep 1
-stall=$(monotonic_ms); kill -USR1 "$RUN"
+stall=$(monotonic_ms); kill -USR1 "$DAEMON"
 sleep 3.7
-kill -TERM "$RUN"; wait "$RUN"; rc=$?
+kill -TERM "$DAEMON"; wait "$DAEMON"; rc=$?
 order=$(awk '{print $2}' "$WORK/notify.log" | cut -d'|' -f1 | grep -v '^WATCHDOG' | sed 's/=.*//' | uniq | tr '\n' ' ')
 if [[ "$order" =~ ^READY\ STATUS\ RELOADING\ READY\ (STATUS\ )?STOPPING\ $ ]]; then ok "sd_notify order: $order"
 else not_ok "sd_notify order READY → STATUS → RELOADING → READY → STOPPING" "$order $(tail -3 "$WORK/notify.err")"; fi
@@ -164,18 +163,15 @@ if [ "$pings_stalled" -eq 0 ] && [ "$pings_after" -ge 1 ]; then ok "a stalled ev
 else not_ok "a stalled event loop stops the pings" "during: $pings_stalled after: $pings_after"; fi
 expect "SIGTERM under sd_notify: exit 0" test "$rc" -eq 0
 rm -f "$WORK/notify.log"
-NOTIFY_SOCKET="" "$BIN" --config "$WORK/notify.yaml" 2>"$WORK/plain.err" &
-RUN=$!
-wait_for "http://127.0.0.1:$PORT/livez" 10; kill -TERM "$RUN"; wait "$RUN"; rc=$?
+start_daemon "$WORK/notify.yaml" "$WORK/plain.err" "http://127.0.0.1:$PORT/livez" 10 NOTIFY_SOCKET=
+kill -TERM "$DAEMON"; wait "$DAEMON"; rc=$?
 expect "outside systemd sd_notify is a silent no-op" test "$rc" -eq 0 -a ! -e "$WORK/notify.log"
 
 # --- socket activation --------------------------------------------------------------------------
 SOCKET_PORT=$(free_port)
-systemd-socket-activate -l "127.0.0.1:$SOCKET_PORT" --fdname=metrics "$BIN" --config "$ROOT/systemd/isolated.yaml" \
-    2>"$WORK/activated.err" &
-ACTIVATED=$!
-PIDS+=("$ACTIVATED")
-if wait_for "http://127.0.0.1:$SOCKET_PORT/metrics" 10 && curl -s "http://127.0.0.1:$SOCKET_PORT/metrics" | grep '^weave_build_info' >/dev/null; then
+if start_daemon "$ROOT/systemd/isolated.yaml" "$WORK/activated.err" "http://127.0.0.1:$SOCKET_PORT/metrics" 10 \
+        systemd-socket-activate -l "127.0.0.1:$SOCKET_PORT" --fdname=metrics \
+    && curl -s "http://127.0.0.1:$SOCKET_PORT/metrics" | grep '^weave_build_info' >/dev/null; then
     ok "systemd-socket-activate: /metrics served on the passed socket"
 else
     not_ok "systemd-socket-activate: /metrics served on the passed socket" "$(tail -5 "$WORK/activated.err")"
@@ -183,7 +179,7 @@ fi
 expect "the fd name 'metrics' serves only metrics: /health is 404" \
     test "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$SOCKET_PORT/health")" = 404
 expect "it says it uses the passed socket" grep -q "sockets passed by systemd" "$WORK/activated.err"
-kill -TERM "$ACTIVATED"; wait "$ACTIVATED"; rc=$?
+kill -TERM "$DAEMON"; wait "$DAEMON"; rc=$?
 expect "socket-activated SIGTERM: exit 0" test "$rc" -eq 0
 
 # Without any capability, as the shipped unit runs it (CapabilityBoundingSet=, a dynamic user): a
@@ -194,10 +190,8 @@ if [ "$(id -u)" -eq 0 ]; then
     mkdir -p "$WORK/nocap" && chmod 0777 "$WORK/nocap" && chmod 0711 "$WORK"
     printf 'listen:\n  - address: 127.0.0.1:%s\n  - unix: %s/health.sock\napps: {discover: false}\nchecks:\n  - {name: container, type: container}\n' \
         "$NOCAP_PORT" "$WORK/nocap" > "$WORK/nocap/config.yaml"
-    setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all --bounding-set=-all \
-        "$BIN" --config "$WORK/nocap/config.yaml" > "$WORK/nocap.log" 2>&1 &
-    PIDS+=("$!")
-    wait_for "http://127.0.0.1:$NOCAP_PORT/livez" 10
+    start_daemon "$WORK/nocap/config.yaml" "$WORK/nocap.log" "http://127.0.0.1:$NOCAP_PORT/livez" 10 \
+        setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all --bounding-set=-all
     tcp=$(curl -s -m 5 "http://127.0.0.1:$NOCAP_PORT/livez")
     unix=$(curl -s -m 5 --unix-socket "$WORK/nocap/health.sock" http://localhost/livez)
     if [ "$tcp" = ok ] && [ "$unix" = ok ]; then ok "without capabilities (nobody, empty bounding set): /livez answers over TCP and the Unix socket"

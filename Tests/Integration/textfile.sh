@@ -30,10 +30,7 @@ printf '# TYPE deploys counter\ndeploys_total{env="prod" 3\n' > "$DIR/broken.pro
 printf '# TYPE deploy_version gauge\ndeploy_version{version="4.2"} 1\n' > "$DIR/.deploy.prom.tmp"
 printf '# TYPE weave_app_up gauge\nweave_app_up{app="billing"} 1\n' > "$DIR/forged.prom"
 truncate -s 100M "$DIR/huge.prom"
-"$BIN" --config "$WORK/config.yaml" > "$WORK/daemon.log" 2>&1 &
-DAEMON=$!
-PIDS+=("$DAEMON")
-wait_for "$URL/livez" 20 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.log")"
+start_daemon "$WORK/config.yaml" "$WORK/daemon.log" "$URL/livez" 20 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.log")"
 
 curl -s "$URL/metrics" > "$WORK/m1.txt"
 curl -s "$URL/metrics" > "$WORK/m2.txt"

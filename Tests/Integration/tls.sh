@@ -78,9 +78,7 @@ URL="http://127.0.0.1:$PORT"
     echo "  - {name: valid-by-name, type: http, url: \"https://127.0.0.1:${PORT_OF[valid]}/\", server_name: localhost, ca_file: $PKI/ca.pem, interval: 2s}"
     echo "  - {name: wronghost-by-name, type: http, url: \"https://127.0.0.1:${PORT_OF[wronghost]}/\", server_name: localhost, ca_file: $PKI/ca.pem, interval: 2s}"
 } > "$WORK/config.yaml"
-"$BIN" --config "$WORK/config.yaml" > "$WORK/daemon.log" 2>&1 &
-PIDS+=("$!")
-wait_for "$URL/livez" 20 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.log")"
+start_daemon "$WORK/config.yaml" "$WORK/daemon.log" "$URL/livez" 20 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.log")"
 sleep 1
 curl -s "$URL/health" > "$WORK/health.json"
 status() { component "$WORK/health.json" "$1"; }
@@ -174,10 +172,8 @@ checks:
 YAML
 }
 write_hostile "$WORK/bundle.pem"
-"$BIN" --config "$WORK/hostile.yaml" > "$WORK/hostile.log" 2>&1 &
-HOSTILE=$!
-PIDS+=("$HOSTILE")
-wait_for "http://127.0.0.1:$PORT2/livez" 20 || not_ok "the daemon starts with hostile peers" "$(tail -5 "$WORK/hostile.log")"
+start_daemon "$WORK/hostile.yaml" "$WORK/hostile.log" "http://127.0.0.1:$PORT2/livez" 20 \
+    || not_ok "the daemon starts with hostile peers" "$(tail -5 "$WORK/hostile.log")"
 for _ in $(seq 100); do
     curl -s "http://127.0.0.1:$PORT2/health" > "$WORK/hostile.json"
     got=$(component "$WORK/hostile.json" no-close-notify)
@@ -205,9 +201,9 @@ for _ in $(seq 20); do
     slowest=$("$PY" -c "print(max($slowest, $t))")
     sleep 0.25
 done
-threads_before=$(ls "/proc/$HOSTILE/task" | wc -l)
+threads_before=$(ls "/proc/$DAEMON/task" | wc -l)
 sleep 12 # twelve more rounds of the stalled check
-threads_after=$(ls "/proc/$HOSTILE/task" | wc -l)
+threads_after=$(ls "/proc/$DAEMON/task" | wc -l)
 if "$PY" -c "import sys; sys.exit(0 if $slowest < 0.1 else 1)"; then ok "/livez meanwhile: at most ${slowest} s"; else not_ok "/livez under 100 ms" "$slowest s"; fi
 if [ "$threads_after" -le "$((threads_before + 1))" ]; then ok "the stalled peer costs no thread per round ($threads_before → $threads_after threads in 12 s)"
 else not_ok "threads stay bounded" "$threads_before → $threads_after"; fi
@@ -232,7 +228,7 @@ for bad in huge fifo garbage dir; do
 done
 # The same by reload: refused, the old configuration keeps running.
 write_hostile "$WORK/fifo.pem"
-kill -HUP "$HOSTILE"
+kill -HUP "$DAEMON"
 for _ in $(seq 50); do grep -q "Configuration rejected" "$WORK/hostile.log" && break; sleep 0.1; done
 if grep -q "Configuration rejected.*is a FIFO" "$WORK/hostile.log" && curl -sf -o /dev/null "http://127.0.0.1:$PORT2/livez"; then
     ok "a reload onto a FIFO ca_file is rejected at once; the daemon goes on"
@@ -240,7 +236,7 @@ else not_ok "reload with a FIFO ca_file" "$(tail -3 "$WORK/hostile.log")"; fi
 # SIGTERM while a handshake waits inside OpenSSL on another thread: exit's handlers once tore
 # OpenSSL down under it (a segmentation fault).
 start_ms=$(date +%s%3N)
-kill -TERM "$HOSTILE"; wait "$HOSTILE"; rc=$?
+kill -TERM "$DAEMON"; wait "$DAEMON"; rc=$?
 took=$(( $(date +%s%3N) - start_ms ))
 if [ $rc -eq 0 ] && [ $took -le 2000 ]; then ok "SIGTERM with a handshake stalled inside OpenSSL: exit 0 in $took ms"
 else not_ok "SIGTERM during a stalled handshake" "exit $rc after $took ms"; fi

@@ -51,10 +51,7 @@ checks:
   - {name: backup, type: systemd_unit, unit: backup.timer, interval: 1s}
   - {name: ghost, type: systemd_unit, unit: ghost.service, interval: 1s}
 YAML
-"$BIN" --config "$WORK/config.yaml" > "$WORK/daemon.log" 2>&1 &
-DAEMON=$!
-PIDS+=("$DAEMON")
-wait_for "$URL/livez" 20 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.log")"
+start_daemon "$WORK/config.yaml" "$WORK/daemon.log" "$URL/livez" 20 || not_ok "the daemon starts" "$(tail -5 "$WORK/daemon.log")"
 status() { # CHECK: "status | output" from /health now
     curl -s "$URL/health" > "$WORK/health.json"
     component "$WORK/health.json" "$1"
