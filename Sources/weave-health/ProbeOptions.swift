@@ -135,10 +135,11 @@ struct ProbeOptions {
         if let target { return target }
         if let configFile {
             guard let text = Self.read(configFile) else { throw UsageError(message: "cannot read --config \(configFile)") }
-            do { _ = try YAMLReader.parse(text) } catch {
+            let found: ProbeTarget?
+            do { found = try ProbeTarget.fromDaemonConfiguration(text) } catch {
                 throw UsageError(message: "\(configFile):\(error.line):\(error.column): \(error.message)")
             }
-            guard let target = ProbeTarget.fromDaemonConfiguration(text) else {
+            guard let target = found else {
                 throw UsageError(message: "\(configFile): the first listen: entry is not an address this probe can use")
             }
             return target

@@ -39,12 +39,10 @@ enum ProbeTarget: Equatable, CustomStringConvertible {
     }
 
     /// The first listener of a weave-healthd configuration file (its `listen:` list), read with the
-    /// daemon's own YAML reader, or the daemon's default when the file has none; nil when the file
-    /// is not YAML or its first listener is not an address or socket.
-    static func fromDaemonConfiguration(_ text: String) -> ProbeTarget? {
-        let document: YAMLNode?
-        do { document = try YAMLReader.parse(text) } catch { return nil }
-        guard let root = document else { return daemonDefault }
+    /// daemon's own YAML reader, or the daemon's default when the file has none; nil when its first
+    /// listener is not an address or socket. Throws where the file is not YAML.
+    static func fromDaemonConfiguration(_ text: String) throws(YAMLSyntaxError) -> ProbeTarget? {
+        guard let root = try YAMLReader.parse(text) else { return daemonDefault }
         guard case .mapping(let top) = root.value else { return nil }
         guard let listen = top.first(where: { $0.key.scalar == "listen" })?.value else { return daemonDefault }
         guard case .sequence(let listeners) = listen.value, case .mapping(let fields) = listeners.first?.value else { return nil }

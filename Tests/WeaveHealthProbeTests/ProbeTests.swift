@@ -17,7 +17,7 @@ import WeaveSupport
         #expect(ProbeTarget.tcp(host: "127.0.0.1", port: 80).hostHeader == "127.0.0.1:80")
     }
 
-    @Test func targetFromTheDaemonsConfiguration() {
+    @Test func targetFromTheDaemonsConfiguration() throws {
         let config = """
             # weave-healthd
             details: always
@@ -26,9 +26,9 @@ import WeaveSupport
               - unix: /run/x.sock
             checks: []
             """
-        #expect(ProbeTarget.fromDaemonConfiguration(config) == .tcp(host: "127.0.0.1", port: 9200))
-        #expect(ProbeTarget.fromDaemonConfiguration("listen:\n  - {unix: \"/run/h.sock\", mode: \"0600\"}\n") == .unix(path: "/run/h.sock"))
-        #expect(ProbeTarget.fromDaemonConfiguration("checks: []\n") == .daemonDefault)
+        #expect(try ProbeTarget.fromDaemonConfiguration(config) == .tcp(host: "127.0.0.1", port: 9200))
+        #expect(try ProbeTarget.fromDaemonConfiguration("listen:\n  - {unix: \"/run/h.sock\", mode: \"0600\"}\n") == .unix(path: "/run/h.sock"))
+        #expect(try ProbeTarget.fromDaemonConfiguration("checks: []\n") == .daemonDefault)
     }
 
     @Test func options() throws {
