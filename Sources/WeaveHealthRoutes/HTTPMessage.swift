@@ -8,7 +8,7 @@ public struct HealthRequest: Sendable {
     public var query: [(String, String)]
     public var headers: [(String, String)]
     /// Whether it came to one of the server's Unix socket listeners (which
-    /// `HealthServerConfiguration.unixSocketDetailsPolicy` governs); routes mounted in an
+    /// `HealthPolicy.unixSocketDetailsPolicy` governs); routes mounted in an
     /// application's own router leave it false.
     public var viaUnixSocket = false
 

@@ -44,6 +44,7 @@ reload() { # sends SIGHUP and waits for its outcome in the log; then the effect 
     for _ in $(seq 100); do [ "$(outcomes)" -gt "$before" ] && break; sleep 0.1; done
     sleep 1
 }
+change() { YAML[$1]=$2; write_config; reload; } # KEY YAML: the running file with KEY's line replaced, reloaded
 metrics() { curl -s --max-time 5 "$URL/metrics" > "$WORK/metrics.txt"; cat "$WORK/metrics.txt"; }
 # Whether the scrape has a line matching PATTERN (not `metrics | grep -q`: with pipefail, grep's early
 # exit fails the pipe).
@@ -69,27 +70,27 @@ sleep 2
 
 tested=()
 test_listen() {
-    YAML[listen]="listen: [{address: 127.0.0.1:$OTHER}]"; write_config; reload
+    change listen "listen: [{address: 127.0.0.1:$OTHER}]"
     if refused listen && ! curl -s -o /dev/null "http://127.0.0.1:$OTHER/livez"; then ok "listen: a change is refused, naming it; the old port serves"
     else not_ok "listen: on reload" "$(tail -2 "$WORK/daemon.log")"; fi
     YAML[listen]="listen: [{address: 127.0.0.1:$PORT}]"
 }
 test_memory_pressure() {
-    YAML[memory_pressure]="memory_pressure: {trigger: some 100000 2000000}"; write_config; reload
+    change memory_pressure "memory_pressure: {trigger: some 100000 2000000}"
     if refused memory_pressure; then ok "memory_pressure: a changed trigger is refused, naming it"
     else not_ok "memory_pressure: on reload" "$(tail -2 "$WORK/daemon.log")"; fi
     YAML[memory_pressure]="memory_pressure: {trigger: some 150000 1000000}"
 }
 test_bearer_token_file() {
     local before; before=$(health -H "Authorization: Bearer one")
-    YAML[bearer_token_file]="bearer_token_file: $WORK/token-two"; write_config; reload
+    change bearer_token_file "bearer_token_file: $WORK/token-two"
     if [[ "$before" == *'"output"'* ]] && applied && [[ "$(health -H "Authorization: Bearer two")" == *'"output"'* ]] &&
         [[ "$(health -H "Authorization: Bearer one")" != *'"output"'* ]]; then
         ok "bearer_token_file: another file applies: its token shows the details, the old one no longer"
     else not_ok "bearer_token_file: on reload" "$(tail -2 "$WORK/daemon.log")"; fi
 }
 test_details() {
-    YAML[details]="details: never"; write_config; reload
+    change details "details: never"
     if applied && [[ "$(health -H "Authorization: Bearer two")" != *'"output"'* ]]; then ok "details: never applies: no output, even with the token"
     else not_ok "details: on reload" "$(health -H "Authorization: Bearer two" | head -c 300)"; fi
     YAML[details]="details: when-authorized"
@@ -97,14 +98,13 @@ test_details() {
 test_status_codes() {
     local before after
     before=$(curl -s -o /dev/null -w '%{http_code}' "$URL/health")
-    YAML[status_codes]="status_codes: {fail: 500}"; write_config; reload
+    change status_codes "status_codes: {fail: 500}"
     after=$(curl -s -o /dev/null -w '%{http_code}' "$URL/health")
     if [ "$before" = 503 ] && [ "$after" = 500 ] && applied; then ok "status_codes: {fail: 500} applies: /health answers 500, not 503"
     else not_ok "status_codes: on reload" "HTTP $before, then $after"; fi
 }
 test_checks() {
-    YAML[checks]="checks: [{name: refused, type: tcp, host: 127.0.0.1, port: $CLOSED, interval: 200ms}, {name: added, type: file, path: $WORK/config.yaml, interval: 200ms}]"
-    write_config; reload
+    change checks "checks: [{name: refused, type: tcp, host: 127.0.0.1, port: $CLOSED, interval: 200ms}, {name: added, type: file, path: $WORK/config.yaml, interval: 200ms}]"
     if applied && scraped '^weave_check_last_run_timestamp_seconds{check="added"}'; then ok "checks: an added check runs, and /metrics shows it"
     else not_ok "checks: on reload" "$(metrics | grep '^weave_check_last_run' | head -5)"; fi
 }
@@ -113,7 +113,7 @@ test_slow_resolution_threshold() {
     # under a threshold of 1 µs (at least one of the two), never under one of 1 h.
     local slow='^weave_slow_resolutions_total{dependency="[a-z]* (HealthCheckable)"} [1-9]'
     local before; before=$(metrics | grep -c "$slow")
-    YAML[slow_resolution_threshold]="slow_resolution_threshold: 1us"; write_config; reload
+    change slow_resolution_threshold "slow_resolution_threshold: 1us"
     if [ "$before" = 0 ] && applied && scraped "$slow"; then ok "slow_resolution_threshold: 1us applies: the checks' resolutions count as slow"
     else not_ok "slow_resolution_threshold: on reload" "before: $before; $(metrics | grep '^weave_slow_resolutions_total' | head -3)"; fi
 }
@@ -121,7 +121,7 @@ test_log_rate_limit() {
     # 5 of the application's memory_pressure events in 1 h, then every one of them (256 a read).
     local first second
     first=$(pressure_entries)
-    YAML[log_rate_limit]="log_rate_limit: {burst: 100000, interval: 1s}"; write_config; reload
+    change log_rate_limit "log_rate_limit: {burst: 100000, interval: 1s}"
     sleep 1
     second=$(pressure_entries)
     if [ "$first" -le 5 ] && [ $((second - first)) -ge 256 ] && applied; then
@@ -129,8 +129,7 @@ test_log_rate_limit() {
     else not_ok "log_rate_limit: on reload" "$first entries before, $second after"; fi
 }
 test_apps() {
-    YAML[apps]="apps: {directory: $WORK/apps, health_interval: 200ms, targets: [{name: named, socket: $WORK/named.sock}]}"
-    write_config; reload
+    change apps "apps: {directory: $WORK/apps, health_interval: 200ms, targets: [{name: named, socket: $WORK/named.sock}]}"
     if applied && scraped '^weave_app_up{app="named"} 0'; then ok "apps: a named target added applies: weave_app_up{app=\"named\"} 0"
     else not_ok "apps: on reload" "$(metrics | grep '^weave_app_up')"; fi
 }
@@ -138,13 +137,13 @@ test_metrics() {
     # Without its buckets a dependency's histogram keeps the +Inf one (its count).
     local bucket='^weave_resolve_duration_seconds_bucket{dependency="refused (HealthCheckable)",path="factory",le="[0-9]'
     local before; before=$(metrics | grep -c "$bucket")
-    YAML[metrics]="metrics: {resolve_buckets: none}"; write_config; reload
+    change metrics "metrics: {resolve_buckets: none}"
     if [ "$before" -gt 0 ] && applied && [ "$(metrics | grep -c "$bucket")" = 0 ]; then
         ok "metrics: resolve_buckets: none applies: the daemon's dependencies lose their buckets ($before before)"
     else not_ok "metrics: on reload" "$before buckets before, $(metrics | grep -c "$bucket") after"; fi
 }
 test_textfile() {
-    YAML[textfile]="textfile: {directory: $WORK/textfile}"; write_config; reload
+    change textfile "textfile: {directory: $WORK/textfile}"
     if applied && scraped '^site_backup_ok 1$'; then ok "textfile: a directory applies: its files' families join /metrics"
     else not_ok "textfile: on reload" "$(metrics | grep -i textfile | head -3)"; fi
 }

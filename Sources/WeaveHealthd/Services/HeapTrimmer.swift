@@ -5,7 +5,7 @@ import Synchronization
 /// Gives the heap's free memory back to the system once the daemon has been quiet for `quiet` after
 /// a burst of allocation: a scrape of applications, a round of their health. Between bursts that
 /// follow each other closely (Prometheus scraping, several at once) the heap keeps its freed
-/// megabytes (`weave_keep_freed_memory` in main.swift), which spares faulting them in again each
+/// megabytes (`weave_keep_freed_memory` in `Daemon.run`), which spares faulting them in again each
 /// time; when the bursts stop, the memory goes back (idle RSS: Benchmarks/README.md).
 final class HeapTrimmer: Service, Sendable {
     private let quiet: Duration

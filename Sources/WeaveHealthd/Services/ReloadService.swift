@@ -60,7 +60,7 @@ struct ReloadService: Service {
                             + "to \(configuration.listeners.map(\.description).joined(separator: ", ")); a reload cannot rebind "
                             + "the listeners: restart weave-healthd to apply it")
                 }
-                // The kernel's trigger is armed once, at startup (`main.swift`): refused, not ignored.
+                // The kernel's trigger is armed once, at startup (`Daemon.run`): refused, not ignored.
                 let running = source.runtime.configuration.memoryPressureTrigger
                 guard configuration.memoryPressureTrigger == running else {
                     throw ConfigurationError(
