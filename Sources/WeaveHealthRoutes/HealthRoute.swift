@@ -78,7 +78,7 @@ public struct HealthRoute: Sendable {
         HealthRoute(components: ["metrics"], formats: Exposition.Format.allCases.map(\.contentType), roles: [.all, .metrics],
                     responder: .rendered { request, router in await router.metrics(request) }),
         HealthRoute(components: ["health"], formats: ["application/health+json"],
-                    responder: .rendered { request, router in router.health(request) }),
+                    responder: .rendered { request, router in await router.health(request) }),
         HealthRoute(components: ["livez"], formats: [plain], isProbe: true,
                     responder: .immediate { request, router in router.livez(request) }),
         HealthRoute(components: ["readyz"], formats: [plain], isProbe: true,
