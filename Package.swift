@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "WeaveDI", dependencies: ["CMachine", "WeaveSupport", .product(name: "Logging", package: "swift-log")]),
         // HealthCheckable services, their statuses and the monitor that runs them.
         .target(name: "WeaveHealth", dependencies: ["WeaveSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "WeaveHealthTests", dependencies: ["WeaveHealth", "WeaveObservability"]),
+        .testTarget(name: "WeaveHealthTests", dependencies: ["WeaveHealth", "WeaveObservability", "WeaveTestSupport"]),
         // The Prometheus model, its renderer and its parser.
         .target(name: "WeavePrometheus", dependencies: ["WeaveSupport"]),
         .testTarget(name: "WeavePrometheusTests", dependencies: ["WeavePrometheus", "WeaveTestSupport"]),
@@ -61,7 +61,9 @@ let package = Package(
                 "WeaveHealth", "WeavePrometheus", "WeaveSupport", .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "WeaveHealthRoutesTests", dependencies: ["WeaveHealthRoutes", "WeaveObservability", "WeaveAppEndpoint"]),
+        .testTarget(name: "WeaveHealthRoutesTests", dependencies: [
+            "WeaveHealthRoutes", "WeaveObservability", "WeaveAppEndpoint", "WeaveTestSupport",
+        ]),
         // Joins them: a container's metrics, checks, events and summary, health metrics, the
         // swift-metrics bridge; no HTTP and no NIO. `import WeaveObservability` alone gives what the
         // seed's `import WeaveDI` gave.
@@ -87,7 +89,7 @@ let package = Package(
             "WeaveSupport", .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
-        .testTarget(name: "WeaveMemoryPressureTests", dependencies: ["WeaveMemoryPressure", "WeaveDI"]),
+        .testTarget(name: "WeaveMemoryPressureTests", dependencies: ["WeaveMemoryPressure", "WeaveDI", "WeaveTestSupport"]),
         // The SwiftNIO server of a `HealthRouter`: listeners, connection limits and deadlines.
         .target(
             name: "WeaveHealthServer",
@@ -135,7 +137,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .testTarget(name: "WeaveVaporTests", dependencies: [
-            "WeaveVapor", "WeaveAppEndpoint",
+            "WeaveVapor", "WeaveAppEndpoint", "WeaveTestSupport",
             .product(name: "VaporTesting", package: "vapor", condition: .when(traits: ["Vapor"])),
         ]),
         // libsystemd (Debian libsystemd-dev), called directly: journald, sd_notify, socket activation.
@@ -175,7 +177,8 @@ let package = Package(
         .executableTarget(name: "weave-health", dependencies: ["WeaveHealth", "WeavePrometheus", "WeaveSupport"]),
         .testTarget(name: "WeaveHealthProbeTests", dependencies: ["weave-health", "WeaveHealth", "WeavePrometheus", "WeaveTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "WeaveDITests", dependencies: ["WeaveDI", "WeaveTestSupport"]),
-        // What the test targets share: long synchronous work on a thread of its own.
+        // What the test targets share: long synchronous work on a thread of its own, a clock the test
+        // moves, waiting for a condition without a deadline.
         .target(name: "WeaveTestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/WeaveTestSupport"),
         // Upstream WeaveDI's documented patterns in the Swift 5 language mode its documentation uses.
         .testTarget(name: "WeaveDISwift5Tests", dependencies: ["WeaveDI"], swiftSettings: [.swiftLanguageMode(.v5)]),

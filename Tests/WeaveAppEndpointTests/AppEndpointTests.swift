@@ -128,10 +128,10 @@ private func waitUntilServing(_ endpoint: AppEndpoint) async throws {
             await container.instrumentation.flush()
             let logged = records.count(WeaveEvent.resolutionError.messageID)
             #expect(logged == (logsContainerEvents ? 1 : 0), "logsContainerEvents: \(logsContainerEvents)")
-            var events = ""
-            for _ in 0..<200 where !events.contains("Service1") {
-                events = try await get("/events", socketPath: directory + "/orders.sock")
+            var events = try await get("/events", socketPath: directory + "/orders.sock")
+            while !events.contains("Service1") {
                 try await Task.sleep(for: .milliseconds(5))
+                events = try await get("/events", socketPath: directory + "/orders.sock")
             }
             #expect(events.contains("Service1"), "/events has the error")
             await group.triggerGracefulShutdown()
@@ -205,7 +205,7 @@ private func waitUntilServing(_ endpoint: AppEndpoint) async throws {
         try await waitUntilServing(first)
         let second = endpoint("second")
         let secondRunning = Task { try await second.run() }
-        for _ in 0..<2_000 where !second.router.lifecycle.isStarted { try await Task.sleep(for: .milliseconds(5)) }
+        await eventually { second.router.lifecycle.isStarted }
         #expect(second.router.lifecycle.isStarted && second.boundListeners == nil)
         #expect(try await get("/health", socketPath: socketPath).contains("\"instance\":\"first\""))
 
@@ -283,7 +283,7 @@ private func waitUntilServing(_ endpoint: AppEndpoint) async throws {
         let endpoint = AppEndpoint(container: container, identity: ServiceIdentity(serviceID: "orders", description: "", version: "1"),
                                    configuration: .init(socket: .discoverable(directory: file + "/apps"), watchesMemoryPressure: false))
         let running = Task { try await endpoint.run() }
-        for _ in 0..<2_000 where !endpoint.router.lifecycle.isStarted { try await Task.sleep(for: .milliseconds(5)) }
+        await eventually { endpoint.router.lifecycle.isStarted }
         #expect(endpoint.router.lifecycle.isStarted, "the first round ran")
         #expect(endpoint.monitor.latestReport.checks["payments"]?.status.state == .degraded)
         try await Task.sleep(for: .milliseconds(50))

@@ -174,11 +174,19 @@ private final class Named: Sendable {
 
     @Test func theIntervalClockAgreesWithTheMonotonicClock() {
         let clock = IntervalClock.calibration
-        let startTicks = clock.now()
-        let startNanos = MonotonicClock.nanos()
+        // Each end is a reading of the interval clock between two of CLOCK_MONOTONIC, read again
+        // while the thread lost its core between them (the two clocks compared, not the machine).
+        func reading() -> (ticks: UInt64, nanos: UInt64) {
+            while true {
+                let before = MonotonicClock.nanos(), ticks = clock.now(), after = MonotonicClock.nanos()
+                if after &- before < 20_000 { return (ticks, before / 2 + after / 2) }
+            }
+        }
+        let start = reading()
         usleep(30_000)
-        let ticks = clock.now() &- startTicks
-        let nanos = MonotonicClock.nanos() &- startNanos
+        let end = reading()
+        let ticks = end.ticks &- start.ticks
+        let nanos = end.nanos &- start.nanos
         let measured = Double(clock.nanoseconds(ticks))
         #expect(abs(measured - Double(nanos)) < Double(nanos) * 0.01, "\(measured) ns by the interval clock, \(nanos) ns by CLOCK_MONOTONIC")
         // The fixed-point conversion is the rate's, from one tick to days of them: it truncates (less

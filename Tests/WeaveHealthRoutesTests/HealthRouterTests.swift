@@ -5,6 +5,7 @@ import WeaveHealth
 @testable import WeaveHealthRoutes
 import WeavePrometheus
 import WeaveSupport
+import WeaveTestSupport
 
 private struct StaticSource: HealthSource {
     let report: HealthReport
@@ -21,7 +22,7 @@ private struct Waiting: MetricCollector {
     let quickCollected: Locked<Bool>
     var waitsOnOthers: Bool { true }
     func collect() async -> [MetricFamily] {
-        for _ in 0..<500 where !quickCollected.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(10)) }
+        await eventually { quickCollected.withLock { $0 } }
         return [.gauge("weave_waited", "Whether the other collectors ran meanwhile.", [([], quickCollected.withLock { $0 } ? 1 : 0)])]
     }
 }

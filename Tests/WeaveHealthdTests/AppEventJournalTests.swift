@@ -69,7 +69,7 @@ import WeaveTestSupport
             let records = LogRecords()
             let journal = AppEventJournal(limit: generous, started: 0, bounds: bounds, logger: records.logger)
             try journal.ingest("x", Self.page(events: 10), owner: owner)
-            for _ in 0..<1_000 where records.entries.count < 3 { try await Task.sleep(for: .milliseconds(10)) }
+            await eventually { records.entries.count >= 3 }
             #expect(records.count(WeaveEvent.memoryPressure.messageID) == 2)
             let uid: Logger.MetadataValue? = owner.map { "\($0)" }
             #expect(records.count(WeaveEvent.recordsSuppressed.messageID) { $0["uid"] == uid && $0["suppressed"] == "8" } == 1, "\(records.entries)")

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOPosix
 import ServiceLifecycle
+import Synchronization
 import Testing
 @testable import WeaveHealthd
 import WeaveAppEndpoint
@@ -10,6 +11,7 @@ import WeaveHealth
 import WeaveHealthRoutes
 import WeavePrometheus
 import WeaveSupport
+import WeaveTestSupport
 
 /// An HTTP response carrying `body`, an OpenMetrics exposition.
 private func openMetricsResponse(_ body: String) -> String {
@@ -61,9 +63,7 @@ private final class Store: HealthCheckable {
                                    configuration: .init(socket: .discoverable(directory: directory), watchesMemoryPressure: false))
         let group = ServiceGroup(services: [endpoint], logger: Logger(label: "test"))
         let task = Task { try await group.run() }
-        for _ in 0..<2_000 where endpoint.boundListeners == nil || !endpoint.router.lifecycle.isStarted {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        await eventually { endpoint.boundListeners != nil && endpoint.router.lifecycle.isStarted }
         return (group, task)
     }
 
@@ -148,9 +148,7 @@ private final class Store: HealthCheckable {
                              leavingGrace: .milliseconds(300))
         #expect(fleet.targets().map(\.name) == ["billing", "garbage", "huge", "killed", "orders", "payments", "silent"])
 
-        let start = ContinuousClock.now
-        let scrapes = await fleet.scrape()
-        #expect(ContinuousClock.now - start < .seconds(2) + .milliseconds(500), "the budget bounds a scrape")
+        let scrapes = await fleet.scrape() // returns although "silent" never answers: the budget bounds it
         let up = Dictionary(uniqueKeysWithValues: scrapes.map { ($0.target.name, $0.families != nil) })
         #expect(up == ["billing": true, "garbage": false, "huge": false, "killed": false, "orders": true, "payments": true, "silent": false])
 
@@ -340,37 +338,44 @@ private final class Store: HealthCheckable {
         let first = await fleet.scrape()
         #expect(first.count == 61 && first.last?.target.name == "z-healthy" && first.last?.families != nil,
                 "asked last, in name order, the healthy application is reached within the budget")
-        let clock = ContinuousClock()
-        let started = clock.now
         let second = await fleet.scrape()
         #expect(second.last?.target.name == "z-healthy" && second.last?.families != nil)
         #expect(second.filter { $0.families != nil }.count == 1)
-        #expect(second.map(\.duration).max()! <= .milliseconds(2_100), "no request past the timeout")
-        #expect(clock.now - started <= .milliseconds(6_500), "every one asked within the budget")
     }
 
     /// Applications that hang `/events` cannot hold back another's events: once they failed, a
-    /// round waits only for those that answered when last asked, and asks the others apart.
+    /// round waits only for those that answered when last asked, and asks the others apart. The 40
+    /// fail at once in the first round, then hang; with a timeout of a minute, a second round that
+    /// waited for them would take it, and count them.
     @Test func applicationsThatHangEventsDoNotHoldBackTheOthers() async throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let hanging = (0..<40).map { listening("a-hanging-\($0 < 10 ? "0" : "")\($0)") }
-        defer { for fd in hanging { close(fd) } }
+        let hang = Atomic<Bool>(false), release = Atomic<Bool>(false), held = Atomic<Int>(0)
+        let hanging = try (0..<40).map { index in
+            try startImpostor("a-hanging-\(index < 10 ? "0" : "")\(index)") { client in
+                if hang.load(ordering: .relaxed) {
+                    held.add(1, ordering: .relaxed)
+                    while !release.load(ordering: .relaxed) { usleep(5_000) }
+                }
+                close(client)
+            }
+        }
+        defer { for fd in hanging { stop(fd) } }
         struct Down: Error {}
         let container = Container()
         container.register(Double.self, throwingFactory: { throw Down() })
         let (_, app) = try await startApp("z-app", container: container)
         defer { app.cancel() }
-        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(2), budget: .seconds(3)),
+        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(60), budget: .seconds(60)),
                              group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 100))
         #expect(await fleet.refreshEvents() == 41, "the first round waits for every one")
+        hang.store(true, ordering: .relaxed)
         let before = fleet.events.after("z-app")
         _ = try? container.resolveThrows(Double.self)
-        let clock = ContinuousClock()
-        let started = clock.now
-        #expect(await fleet.refreshEvents() == 1)
-        #expect(clock.now - started < .seconds(1), "not held back by the 40 asked apart")
+        #expect(await fleet.refreshEvents() == 1, "only the application that answered when last asked is awaited")
         #expect(fleet.events.after("z-app") > before, "its resolution error read")
+        await eventually { held.load(ordering: .relaxed) > 0 } // asked apart, and hanging
+        release.store(true, ordering: .relaxed)
     }
 
     /// What a scrape keeps of all the applications' answers is bounded: an answer that arrives when

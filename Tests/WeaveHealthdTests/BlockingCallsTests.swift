@@ -2,6 +2,7 @@ import Glibc
 import Testing
 @testable import WeaveHealthd
 import WeaveSupport
+import WeaveTestSupport
 
 @Suite struct BlockingCallsTests {
     /// A call that never returns (a read from a FIFO nobody writes) costs its caller one slot: the
@@ -30,12 +31,12 @@ import WeaveSupport
         await #expect(throws: BlockingCallFailure.self) { try await calls.run("stalled", lane: .files, deadline: .seconds(5)) { 1 } }
         #expect(try await calls.run("other", lane: .files, deadline: .seconds(30)) { 2 } == 2)
         // The other call's thread answers before it gives its slot back: wait for that, briefly.
-        for _ in 0..<200 where calls.running > 1 { try await Task.sleep(for: .milliseconds(5)) }
+        await eventually { calls.running <= 1 }
         #expect(calls.running == 1, "the stuck call keeps its thread, and only it")
         // Unstuck: the caller's key is free again.
         var byte: UInt8 = 1
         #expect(write(pipe[1], &byte, 1) == 1)
-        for _ in 0..<1_000 where calls.running > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        await eventually { calls.running == 0 }
         #expect(try await calls.run("stalled", lane: .files, deadline: .seconds(30)) { 3 } == 3)
     }
 
@@ -50,12 +51,12 @@ import WeaveSupport
                 return 1
             }
         }
-        for _ in 0..<1_000 where calls.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        await eventually { calls.running > 0 }
         let queued = Task { try await calls.run("unit b", lane: .bus, deadline: .seconds(30)) { 2 } }
         try await Task.sleep(for: .milliseconds(50))
         await #expect(throws: BlockingCallFailure.self) { try await calls.run("unit c", lane: .bus, deadline: .seconds(30)) { 3 } }
-        #expect(try await calls.run("dns localhost", lane: .dns, deadline: .seconds(1)) { 4 } == 4)
-        #expect(try await calls.run("textfiles", lane: .files, deadline: .seconds(1)) { 5 } == 5)
+        #expect(try await calls.run("dns localhost", lane: .dns, deadline: .seconds(30)) { 4 } == 4)
+        #expect(try await calls.run("textfiles", lane: .files, deadline: .seconds(30)) { 5 } == 5)
         gate.withLock { $0 = true }
         #expect(try await stuck.value == 1)
         #expect(try await queued.value == 2)
@@ -71,7 +72,7 @@ import WeaveSupport
                 return 1
             }
         }
-        for _ in 0..<1_000 where calls.running == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        await eventually { calls.running > 0 }
         let waiting = Task { try await calls.run("b", lane: .files, deadline: .seconds(30)) { 2 } }
         try await Task.sleep(for: .milliseconds(50))
         do {

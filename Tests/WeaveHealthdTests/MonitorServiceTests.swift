@@ -6,6 +6,7 @@ import WeaveDI
 import WeaveHealth
 import WeaveHealthRoutes
 @testable import WeaveHealthd
+import WeaveTestSupport
 
 /// A runtime of `checks` (YAML list items, indented two spaces), without applications.
 private func runtime(checks: String, group: MultiThreadedEventLoopGroup) async throws -> Runtime {
@@ -28,8 +29,7 @@ private func runtime(checks: String, group: MultiThreadedEventLoopGroup) async t
         #expect(!lifecycle.isStarted)
         #expect(source.runtime.monitor.latestReport.checks.isEmpty)
         listening.withLock { $0 = true }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !lifecycle.isStarted, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        await eventually { lifecycle.isStarted }
         #expect(lifecycle.isStarted)
         #expect(source.runtime.monitor.latestReport.checks.count == 1)
         running.cancel()

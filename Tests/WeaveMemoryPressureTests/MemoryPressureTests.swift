@@ -7,6 +7,7 @@ import Testing
 import WeaveDI
 import WeaveSupport
 @testable import WeaveMemoryPressure
+import WeaveTestSupport
 
 private final class CachedThing: Sendable {}
 
@@ -42,10 +43,8 @@ private final class CachedThing: Sendable {}
         #expect(write(writer, &byte, 1) == 1)
         close(writer)
 
-        // Poll generously (a busy or sanitized run is slow); the assertion is on what arrives, not when.
-        for _ in 0..<1_000 where events.withLock({ $0.isEmpty }) {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        // The assertion is on what arrives, not when (a busy or sanitized run is slow).
+        await eventually { !events.withLock { $0.isEmpty } }
         await container.instrumentation.flush()
         await other.instrumentation.flush()
         #expect(relieved.withLock { $0 } == 1)
@@ -70,7 +69,7 @@ private final class CachedThing: Sendable {}
         #expect(monitor.source == nil, "nothing watches before run()")
         let group = ServiceGroup(services: [monitor], logger: Logger(label: "test"))
         let running = Task { try await group.run() }
-        for _ in 0..<500 where monitor.source == nil { try await Task.sleep(for: .milliseconds(10)) }
+        await eventually { monitor.source != nil }
         #expect(monitor.source == .systemdWatch(path: fifo))
         await group.triggerGracefulShutdown()
         try await running.value

@@ -5,12 +5,11 @@ import Testing
 /// parse run away in time or memory.
 @Suite struct ParseLimitsTests {
     /// One series with 100,000 labels (1.2 MB): refused at the 129th label, in either format, long
-    /// before it could be compared pairwise (that took seconds).
+    /// before it could be compared pairwise (that took seconds; `attacks.sh` (f) times the daemon
+    /// scraping such an application).
     @Test func aSeriesOfManyLabelsIsRefusedAtTheLimit() throws {
         let labels = (0..<100_000).map { ("l\($0)", "") }
         let text = "# TYPE x gauge\nx{" + labels.map { "\($0.0)=\"\"" }.joined(separator: ",") + "} 1\n"
-        let clock = ContinuousClock()
-        let started = clock.now
         do {
             _ = try ExpositionParser.parse(Array(text.utf8), adding: [("app", "a")])
             Issue.record("accepted 100,000 labels")
@@ -23,7 +22,6 @@ import Testing
         } catch {
             #expect(error.reason.contains("more than 128 labels (label_limit)"), "\(error)")
         }
-        #expect(clock.now - started < .seconds(2))
         // 128 are accepted, and a duplicate among many is still found (through the hash table).
         let most = (0..<128).map { "l\($0)=\"\"" }
         #expect(try ExpositionParser.parse(Array(("# TYPE x gauge\nx{" + most.joined(separator: ",") + "} 1\n").utf8)).count == 1)
@@ -40,16 +38,14 @@ import Testing
         }
     }
 
-    /// Lines, with every label name distinct, that each have many labels: the time grows with the
-    /// bytes, not with the square of the labels (40,000 labels in 1 MB).
-    @Test func manyLabelsOnManyLinesAreCheckedInLinearTime() throws {
+    /// Lines, with every label name distinct, that each have many labels (40,000 labels in 1 MB)
+    /// are read whole. (Whether the time grows with the bytes, not with the square of the labels, is
+    /// a timing: no unit test times the machine it runs on.)
+    @Test func manyLabelsOnManyLinesAreRead() throws {
         let line = (0..<100).map { "label_\($0)=\"v\"" }.joined(separator: ",")
         let text = "# TYPE x gauge\n" + (0..<400).map { "x{i=\"\($0)\",\(line)} 1\n" }.joined()
-        let clock = ContinuousClock()
-        let started = clock.now
         let parsed = try ExpositionParser.parse(Array(text.utf8), adding: [("app", "a")])
         #expect(parsed[0].preformatted.samples.count == 400)
-        #expect(clock.now - started < .seconds(1))
     }
 
     @Test func samplesPastTheLimitAreRefused() {

@@ -9,6 +9,7 @@ import WeaveDI
 import WeaveHealth
 import WeavePrometheus
 import WeaveVapor
+import WeaveTestSupport
 
 private struct Failing: HealthCheckable {
     struct Down: Error {}
@@ -72,12 +73,12 @@ private final class Orders: Sendable {}
         app.addWeaveHealthRoutes(endpoint.router)
         let tester = try app.testing() // boots the application: the endpoint starts, not marked by hand
         var ready = false
-        for _ in 0..<100 where !ready {
+        while !ready {
             try await tester.test(.GET, "readyz?exclude=ledger") { ready = $0.status == .ok }
             if !ready { try await Task.sleep(for: .milliseconds(50)) }
         }
         #expect(ready) // the first round ran and readiness passed
-        for _ in 0..<100 where endpoint.boundListeners == nil { try await Task.sleep(for: .milliseconds(50)) }
+        await eventually { endpoint.boundListeners != nil }
         #expect(endpoint.boundListeners == ["unix:" + socket])
         #expect(FileManager.default.fileExists(atPath: socket))
         try await tester.test(.GET, "readyz/ledger") { #expect($0.status == .serviceUnavailable) }

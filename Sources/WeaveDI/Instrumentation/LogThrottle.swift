@@ -22,12 +22,12 @@ public struct LogRateLimit: Sendable, Equatable {
 /// keys the applications' events by application and kind).
 public final class LogThrottle: Sendable {
     private struct Window {
-        var start: ContinuousClock.Instant
+        var start: Duration
         var logged: Int
         var suppressed: Int
 
         /// Still counting: inside its time, or waiting for its summary to be written.
-        func isOpen(at now: ContinuousClock.Instant, _ limit: LogRateLimit) -> Bool {
+        func isOpen(at now: Duration, _ limit: LogRateLimit) -> Bool {
             now - start < limit.window || suppressed > 0
         }
     }
@@ -38,9 +38,17 @@ public final class LogThrottle: Sendable {
     }
 
     private let state: Locked<State>
+    private let clock: ElapsedClock
 
-    public init(limit: LogRateLimit) {
+    /// Windows of `ContinuousClock` time.
+    public convenience init(limit: LogRateLimit) {
+        self.init(limit: limit, clock: ContinuousClock())
+    }
+
+    /// Windows of `clock`'s time (a test's clock, moved by the test).
+    public init<C: Clock>(limit: LogRateLimit, clock: C) where C.Duration == Duration {
         state = Locked(State(limit: limit))
+        self.clock = ElapsedClock(clock)
     }
 
     public var limit: LogRateLimit {
@@ -51,8 +59,8 @@ public final class LogThrottle: Sendable {
     /// Whether a record for `key` may be logged now. The first suppressed record of a window
     /// schedules `summary(suppressed, window)` for the window's end.
     public func admit(_ key: String, summary: @escaping @Sendable (Int, Duration) -> Void) -> Bool {
-        let now = ContinuousClock.now
-        let decision = state.withLock { state -> (admitted: Bool, closeAt: ContinuousClock.Instant?, window: Duration) in
+        let now = clock.now
+        let decision = state.withLock { state -> (admitted: Bool, closeAt: Duration?, window: Duration) in
             let limit = state.limit
             if state.windows.count > 1_024 { state.windows = state.windows.filter { $0.value.isOpen(at: now, limit) } }
             var window = state.windows[key].flatMap { $0.isOpen(at: now, limit) ? $0 : nil }
@@ -69,7 +77,7 @@ public final class LogThrottle: Sendable {
             // Holds the throttle until the window ends: a container released meanwhile (a reload
             // replaces the daemon's) still says what it suppressed, then lets it go.
             Task.detached { [self] in
-                try? await Task.sleep(until: closeAt, clock: .continuous)
+                try? await clock.sleep(until: closeAt)
                 let suppressed = close(key)
                 if suppressed > 0 { summary(suppressed, decision.window) }
             }

@@ -5,17 +5,18 @@ import WeaveSupport
 /// before it: every family has one home, so a family whose names an earlier collector's family
 /// rendered is left out, and its collector's success is 0, as it is when the collector says its
 /// collection failed (what it made is kept). node_exporter's
-/// `node_scrape_collector_duration_seconds` and `_success`, as `weave_scrape_collector_*{collector}`.
+/// `node_scrape_collector_duration_seconds` and `_success`, as `weave_scrape_collector_*{collector}`,
+/// timed by `clock`.
 enum CollectorRuns {
-    static func collect(_ collectors: [any MetricCollector]) async -> [MetricFamily] {
+    static func collect(_ collectors: [any MetricCollector], clock: ElapsedClock = .continuous) async -> [MetricFamily] {
         var families: [MetricFamily] = []
         var claimed: Set<String> = []
         var durations: [([(String, String)], Double)] = []
         var successes: [([(String, String)], Double)] = []
         for collector in collectors {
-            let start = ContinuousClock.now
+            let start = clock.now
             let collected = await collector.collection(for: .openMetrics)
-            let duration = ContinuousClock.now - start
+            let duration = clock.now - start
             var kept = collected.failure == nil
             for family in collected.families {
                 let names = FamilyAdmission.renderedNames(family)
