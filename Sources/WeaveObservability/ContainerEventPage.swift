@@ -16,7 +16,7 @@ package struct ContainerEventPage {
     /// events; events of unknown kinds are skipped, fields a kind does not carry left out, and field
     /// values made log-safe and cut to `ContainerEventLog.maxFieldBytes`.
     package init?(_ body: [UInt8]) {
-        guard let document = JSONValue.parse(body), let started = document["started"]?.number, started.isFinite,
+        guard let document = JSONValue.parse(body), let started = document["started"]?.epochSeconds,
               let first = document["first"]?.number.flatMap(Self.count), let next = document["next"]?.number.flatMap(Self.count),
               first >= 1, first <= next, case .array(let items)? = document["events"],
               items.count <= ContainerEventLog.maxPerRequest else { return nil }
@@ -24,7 +24,7 @@ package struct ContainerEventPage {
         var previous: UInt64 = 0
         for item in items {
             guard let sequence = item["seq"]?.number.flatMap(Self.count), sequence > previous, sequence < next,
-                  let time = item["time"]?.number, time.isFinite, let name = item["kind"]?.string,
+                  let time = item["time"]?.epochSeconds, let name = item["kind"]?.string,
                   case .object(let members)? = item["fields"] else { return nil }
             previous = sequence
             guard let kind = ContainerEventLog.Event.Kind(rawValue: name) else { continue }

@@ -114,8 +114,8 @@ public struct DependencySummary: Sendable, Equatable {
         if let tree = document["startup"] {
             guard case .array(let items)? = tree["runs"], items.count <= Self.maxStartupRuns,
                   let omitted = count(tree["omitted"]) else { return nil }
-            let endedAt = tree["endedAt"]?.number
-            guard endedAt.map({ $0.isFinite && $0 >= 0 }) ?? (tree["endedAt"] == .null) else { return nil }
+            let endedAt = tree["endedAt"]?.epochSeconds
+            guard endedAt != nil || tree["endedAt"] == .null else { return nil }
             var runs: [StartupTree.Run] = []
             for item in items {
                 guard let name = item["name"]?.string, let start = latency(item["start"]), let total = latency(item["total"]),
@@ -131,6 +131,9 @@ public struct DependencySummary: Sendable, Equatable {
             }
             startup = StartupTree(runs: runs, endedAt: endedAt, omitted: Int(min(omitted, UInt64(Int.max))))
         }
-        self.init(version: version, startedAt: document["startedAt"]?.number, dependencies: dependencies, startup: startup)
+        // A start time is a date, or absent (an application before 0.4 sends none).
+        let startedAt = document["startedAt"]?.epochSeconds
+        guard startedAt != nil || document["startedAt"].map({ $0 == .null }) ?? true else { return nil }
+        self.init(version: version, startedAt: startedAt, dependencies: dependencies, startup: startup)
     }
 }

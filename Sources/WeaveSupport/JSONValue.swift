@@ -27,6 +27,9 @@ package enum JSONValue: Equatable, Sendable {
 
     package var string: String? { if case .string(let value) = self { value } else { nil } }
     package var number: Double? { if case .number(let value) = self { value } else { nil } }
+    /// A number that is a date a calendar shows (`Timestamp.dates`, in seconds since the epoch); nil
+    /// for anything else, `1e300` included, which no reader may take for a time.
+    package var epochSeconds: Double? { number.flatMap { Timestamp.dates.contains($0) ? $0 : nil } }
 
     /// Parses a whole document; nil if it is not valid JSON.
     package static func parse(_ bytes: [UInt8]) -> JSONValue? {

@@ -1,11 +1,15 @@
 /// Times in UTC as text, without Foundation: for `/health`, the status page and check reasons.
 package enum Timestamp {
+    /// The times read as dates from outside (applications' answers, state files): 1970-01-01 to
+    /// 9999-12-31T23:59:59Z, in seconds since the epoch.
+    package static let dates: ClosedRange<Double> = 0...253_402_300_799
+
     /// `2026-11-26T05:09:07.594Z` (RFC 3339).
     package static func rfc3339(_ epochSeconds: Double) -> String {
         // To the nearest millisecond (0.204 is 203.99… ms as a Double): what `seconds(rfc3339:)` reads back.
-        let millis = (epochSeconds * 1000).rounded()
+        let millis = (min(max(epochSeconds, dates.lowerBound), dates.upperBound) * 1000).rounded()
         let whole = (millis / 1000).rounded(.down)
-        return "\(date(utc(whole)))T\(time(utc(whole))).\(pad(Int32(millis - whole * 1000), 3))Z"
+        return "\(date(utc(whole)))T\(time(utc(whole))).\(pad(Int32(checked: millis - whole * 1000) ?? 0, 3))Z"
     }
 
     /// The seconds since the epoch of a UTC time as `rfc3339` writes it (`2026-11-26T05:09:07.594Z`,
@@ -56,8 +60,9 @@ package enum Timestamp {
         date(utc(epochSeconds))
     }
 
+    /// Outside `dates` (which readers refuse), the nearest end of it: formatting never traps.
     private static func utc(_ epochSeconds: Double) -> tm {
-        var seconds = time_t(epochSeconds.rounded(.down))
+        var seconds = time_t(checked: min(max(epochSeconds, dates.lowerBound), dates.upperBound).rounded(.down)) ?? 0
         var parts = tm()
         gmtime_r(&seconds, &parts)
         return parts

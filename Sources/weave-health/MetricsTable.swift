@@ -138,7 +138,7 @@ struct MetricsTable {
     }
 
     static func duration(_ seconds: Double?) -> String {
-        guard let seconds else { return "-" }
+        guard let seconds, seconds.isFinite, seconds >= 0 else { return seconds.map { "\($0)s" } ?? "-" }
         switch seconds {
         case ..<1e-6: return "\(Int((seconds * 1e9).rounded()))ns"
         case ..<1e-3: return "\(oneDecimal(seconds * 1e6))µs"
@@ -148,6 +148,7 @@ struct MetricsTable {
     }
 
     static func count(_ value: Double) -> String {
+        guard value.isFinite, value >= 0, value < 1e15 else { return "\(value)" } // whatever the exposition said
         switch value {
         case ..<10_000: return String(Int64(value))
         case ..<10_000_000: return "\(oneDecimal(value / 1e3))k"
@@ -156,7 +157,7 @@ struct MetricsTable {
     }
 
     private static func oneDecimal(_ value: Double) -> String {
-        let tenths = Int64((value * 10).rounded())
+        guard let tenths = Int64(checked: (value * 10).rounded()) else { return "\(value)" }
         return "\(tenths / 10).\(tenths % 10)"
     }
 }

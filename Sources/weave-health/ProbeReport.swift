@@ -69,7 +69,7 @@ struct ProbeReport {
     static func decimal(_ value: Double) -> String {
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         let text = String(value)
-        return text.contains("e") ? String(Int64(value.rounded())) : text
+        return text.contains("e") ? Int64(checked: value.rounded()).map(String.init) ?? text : text
     }
 
     // MARK: People

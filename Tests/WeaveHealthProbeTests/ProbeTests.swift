@@ -3,6 +3,7 @@ import Testing
 import WeaveHealth
 import WeavePrometheus
 import WeaveSupport
+import WeaveTestSupport
 
 @Suite struct ProbeTests {
     @Test func targets() {
@@ -229,6 +230,29 @@ import WeaveSupport
         #expect(text.contains(#"b\u{202E}gnp/x\u{200B}y"#), "bidi and invisible characters too, as the daemon's log lines")
         #expect(text.contains(#"a\u{1B}[2J/db\u{1B}[31m"#))
         #expect(text.contains(#"healthy\u{1B}[H"#))
+    }
+
+    /// Whatever number an exposition or a `/health` answer holds, `top` and the Nagios line show it
+    /// and never trap converting it (#64: `Int64(1e300)` does).
+    @Test func extremeNumbersAreShownNotTrapped() {
+        for text in numberExtremes + ["+Inf", "-Inf", "NaN"] {
+            let exposition = """
+                # TYPE weave_resolutions counter
+                weave_resolutions_total{dependency="D"} \(text)
+                # TYPE weave_resolve_duration_seconds histogram
+                weave_resolve_duration_seconds_bucket{dependency="D",path="factory",le="+Inf"} 1
+                weave_resolve_duration_seconds_sum{dependency="D",path="factory"} \(text)
+                weave_resolve_duration_seconds_count{dependency="D",path="factory"} 1
+
+                """
+            _ = try? MetricsTable(exposition: Array(exposition.utf8)).render(source: "test", limit: 10, color: false)
+            let value = Double(text.lowercased())!
+            _ = MetricsTable.duration(value)
+            _ = MetricsTable.count(value)
+            _ = ProbeReport.decimal(value)
+        }
+        #expect(MetricsTable.count(1e300) == "1e+300" && ProbeReport.decimal(1e300) == "1e+300")
+        #expect(MetricsTable.duration(-1e300) == "-1e+300s" && MetricsTable.duration(0.0262) == "26.2ms")
     }
 
     /// `top` reads with the daemon's own parser: an exposition Prometheus would reject (here a series

@@ -20,7 +20,7 @@ enum EventPositions {
         guard case .object(let members)? = JSONValue.parse(bytes)?["apps"], members.count <= AppEventJournal.maxApps else { return nil }
         var places: [String: Place] = [:]
         for (app, value) in members {
-            guard !app.isEmpty, places[app] == nil, let started = value["started"]?.number, started.isFinite,
+            guard !app.isEmpty, places[app] == nil, let started = value["started"]?.epochSeconds,
                   let last = value["last"]?.number, last >= 0, last <= 9_007_199_254_740_992, last.rounded() == last else { return nil }
             places[app] = Place(started: started, last: UInt64(last))
         }

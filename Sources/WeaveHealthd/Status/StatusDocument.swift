@@ -216,7 +216,7 @@ struct StatusDocument {
     }
 
     static func duration(_ seconds: Double) -> String {
-        let whole = max(0, Int(seconds))
+        let whole = max(0, Int(checked: min(seconds, 1e12)) ?? 0) // an application's start time may be anything
         if whole < 60 { return "\(whole) s" }
         if whole < 3_600 { return "\(whole / 60) min" }
         if whole < 86_400 { return "\(whole / 3_600) h \(whole % 3_600 / 60) min" }
