@@ -3,7 +3,8 @@
 # user imitating or removing an application's socket), a socket removed while its process runs, an
 # application half broken (no flapping), /livez and memory under 40 applications with enormous /health,
 # SIGTERM with 150 requests in flight on hung applications, and round 4's (#53): a series of 100,000
-# labels, 4 MB native histograms, 60 sockets hanging /metrics or /events, 150 sockets flooding events. The fake applications are
+# labels, 4 MB native histograms, 60 sockets hanging /metrics or /events, 150 sockets flooding events, and
+# round 5's (#64): an /events page of a run that started at 1e300, and a restart after it. The fake applications are
 # fake_apps.py on Unix sockets; the daemon listens on loopback. Every process is stopped by its PID,
 # every wait is bounded. Needs root (it runs applications as root and as nobody, with setpriv).
 # Usage: Tests/Integration/attacks.sh PATH-TO-weave-healthd
@@ -362,5 +363,28 @@ entries=$(grep -cE 'dropped its cached instances|Suppressed [0-9]+ more' "$LOG")
 stop_pid "$DAEMON"; stop_pid "$FLOOD"
 if [ "$entries" -le 500 ]; then ok "(j) 150 flooding sockets for 30 s: $entries entries of their events (at most 1,000 a minute)"
 else not_ok "(j) at most 500 entries in 30 s" "$entries"; fi
+
+# --- (k) round 5: after normal pages, an /events page of a run that "started": 1e300 ---------------------
+# It took the daemon down (a trap converting the time), and the saved position again at every start.
+DIR="$WORK/poison"
+mkdir "$DIR" "$WORK/poison-state"
+start_app "$WORK/poison.out" serving serve "$DIR" "poison:orders:pass:poison=$WORK/poison-now" 'orders:orders:pass'
+POISON=$APP
+STATE_DIRECTORY="$WORK/poison-state" start_watcher poison "$DIR"
+sleep 3 # a few rounds of normal pages: its place is kept, and saved
+touch "$WORK/poison-now"
+refusal="Application poison's /events is not an event log's page"
+if until_true 10 log_has "$refusal" && kill -0 "$DAEMON" 2>/dev/null && [ "$(curl -s --max-time 2 "$URL/livez")" = ok ] \
+    && until_true 5 metrics_has '^weave_app_up{app="orders"} 1$'; then
+    ok "(k) \"started\": 1e300 after normal pages: refused (\"$refusal\"), the daemon up, orders served"
+else not_ok "(k) a page of a run that started at 1e300 is refused" "alive: $(kill -0 "$DAEMON" 2>/dev/null && echo yes || echo no); $(tail -3 "$LOG" | cut -c1-200)"; fi
+stop_pid "$DAEMON"
+STATE_DIRECTORY="$WORK/poison-state" start_watcher poison-again "$DIR"
+sleep 3
+if kill -0 "$DAEMON" 2>/dev/null && [ "$(curl -s --max-time 2 "$URL/livez")" = ok ] && [ -s "$WORK/poison-state/event-positions.json" ] \
+    && ! grep -q "1e+300\|1e300" "$WORK/poison-state/event-positions.json"; then
+    ok "(k) started again on the same state directory: up 3 s later, no 1e300 in the saved positions"
+else not_ok "(k) a restart on the saved positions" "alive: $(kill -0 "$DAEMON" 2>/dev/null && echo yes || echo no); $(cat "$WORK/poison-state/event-positions.json" 2>&1 | cut -c1-200)"; fi
+stop_pid "$DAEMON"; stop_pid "$POISON"
 
 finish

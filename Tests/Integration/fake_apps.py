@@ -19,6 +19,8 @@ request loop of them all.
                                  flood    256 new memory_pressure events at every request
                                  trigger=PATH  one resolution_error of dependency Trigger once
                                           PATH exists, at its modification time
+                                 poison=PATH   none until PATH exists; then a page of a run
+                                          that started at 1e300, with an event at 1e300
                         HEALTH:  pass     {"status":"pass"} with one passing component
                                  fail,N,BYTES  N failing components whose outputs are reasons of
                                           BYTES bytes each (HTTP 503)
@@ -135,9 +137,15 @@ def events_page(kind, state, after):
         page = {"started": state["started"], "first": first, "next": state["next"], "events": events}
         return 200, json.dumps(page).encode()
     word, path = kind.split("=", 1)
-    assert word == "trigger", kind
+    assert word in ("trigger", "poison"), kind
+    if word == "poison" and os.path.exists(path):
+        # A new run that began at 1e300, and an event then: finite, valid JSON, and no date.
+        events = [{"seq": 1, "time": 1e300, "kind": "resolution_error",
+                   "fields": {"dependency": "Poison", "error_kind": "factory_failed", "error": "1e300"}}]
+        page = {"started": 1e300, "first": 1, "next": 2, "events": [e for e in events if e["seq"] > after]}
+        return 200, json.dumps(page).encode()
     events = []
-    if os.path.exists(path):
+    if word == "trigger" and os.path.exists(path):
         events = [{"seq": 1, "time": os.stat(path).st_mtime, "kind": "resolution_error",
                    "fields": {"dependency": "Trigger", "error_kind": "factory_failed", "error": "triggered"}}]
     page = {"started": state["started"], "first": 1, "next": 1 + len(events), "events": [e for e in events if e["seq"] > after]}
