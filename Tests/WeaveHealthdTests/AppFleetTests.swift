@@ -283,6 +283,37 @@ private final class Store: HealthCheckable {
         #expect(unaware.targets().map(\.name) == ["orders", "self"], "the link is a socket like any other to a fleet not told")
     }
 
+    /// A stopped application is a target by its name alone; a socket another user puts at its path
+    /// is not its return. Every request passes the same admission as the listing (#64: the stopped
+    /// path was fetched whenever something was at it, and served the forgery as the application).
+    @Test(.enabled(if: getuid() == 0, "a socket of another user: chown needs root"))
+    func aSocketPlantedAtAStoppedApplicationsPathIsNotServed() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let owners = AppOwners(), lifecycle = AppLifecycle()
+        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory), group: MultiThreadedEventLoopGroup.singleton,
+                             connections: ConnectionPool(capacity: 4), owners: owners, lifecycle: lifecycle)
+        let real = try startExposition("orders", "# TYPE orders counter\norders_total 1\n# EOF\n")
+        #expect(await fleet.scrape().map { "\($0.target.name) \($0.families != nil)" } == ["orders true"], "bound to root, its first owner")
+        // Stopped while its unit stays enabled (as forgetAllBut finds it), its socket removed.
+        stop(real)
+        unlink(directory + "/orders.sock")
+        lifecycle.stop(AppTarget(name: "orders", address: .unix(path: directory + "/orders.sock"), host: "localhost", pathPrefix: "",
+                                 unit: "orders.service"))
+        let forged = try startExposition("orders", "# TYPE forged counter\nforged_total 1\n# EOF\n")
+        defer { stop(forged) }
+        #expect(chown(directory + "/orders.sock", 4_242, 4_242) == 0)
+        for _ in 0..<3 {
+            let scrapes = await fleet.scrape()
+            #expect(scrapes.map(\.target.name) == ["orders"] && scrapes[0].families == nil, "down, not served")
+        }
+        let text = String(decoding: Exposition.render(await DaemonExposition { fleet }.collect(), format: .prometheusText), as: UTF8.self)
+        #expect(!text.contains("forged_total") && text.contains("weave_app_up{app=\"orders\"} 0"))
+        #expect(owners.family().samples.first { $0.labels[0].1 == "owner" }?.value == 1, "refused, counted with reason=\"owner\"")
+        #expect(fleet.healthRecords().first { $0.name == "orders" }?.status.reason?.contains("the socket now at its path is not its owner's") == true)
+        #expect(lifecycle.isStopped("orders"), "still stopped: a forgery is not its return")
+    }
+
     /// An application's family named as the daemon's own keeps neither their help nor their type:
     /// before, an application's `weave_app_up` counter left the daemon's gauge out of the exposition.
     /// Such a family is the daemon's alone: the application's is dropped, counted and not served.

@@ -110,6 +110,15 @@ extension AppFleet {
         return sockets
     }
 
+    /// Whether a request may connect to `target`: a configured target, or a socket the last listing
+    /// of the directory admitted (`AppOwners`: the name's owner). The one admission of every
+    /// request to an application: a stopped application is a target by its name alone, and a
+    /// socket another user put at its path is not its return (#64).
+    func mayConnect(_ target: AppTarget) -> Bool {
+        configuration.targets.contains { $0.name == target.name }
+            || discovery.withLock { $0.found.contains { $0.name == target.name && $0.address == target.address } }
+    }
+
     /// Why a stopped application is down, before what its unit says.
     static let stoppedReason = "it was stopped: its socket is gone and its unit is still enabled"
 

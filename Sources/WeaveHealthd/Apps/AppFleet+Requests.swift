@@ -156,8 +156,9 @@ extension AppFleet {
             do {
                 guard left > .zero else { throw FetchFailure("the scrape budget of \(configuration.budget) was spent before it was asked") }
                 if let vanished = vanished(target) { throw FetchFailure(vanished) }
-                if lifecycle.isStopped(target.name), case .unix(let path) = target.address, !Self.exists(path) {
-                    throw FetchFailure(Self.stoppedReason)
+                guard mayConnect(target) else {
+                    let planted = if case .unix(let path) = target.address { Self.exists(path) } else { false }
+                    throw FetchFailure(planted ? "it was stopped, and the socket now at its path is not its owner's" : Self.stoppedReason)
                 }
                 let waves = (remaining + Self.maxConcurrentRequests - 1) / Self.maxConcurrentRequests
                 let timeout = min(configuration.timeout, left / max(waves, 1))
