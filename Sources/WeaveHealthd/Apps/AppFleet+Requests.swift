@@ -91,15 +91,16 @@ extension AppFleet {
     }
 
     /// Runs `body` for every target, at most `maxConcurrentRequests` at a time, in asking order for
-    /// `path` (`askingOrder`), each with how many targets were not started yet, itself included;
-    /// results in target order.
+    /// `path` (`askingOrder`), each with how many targets not started yet may take their time,
+    /// itself included (at least 1); results in target order.
     func each<Result: Sendable>(_ targets: [AppTarget], path: String,
                                         _ body: @escaping @Sendable (AppTarget, _ remaining: Int) async -> Result) async -> [Result] {
-        await withTaskGroup(of: (Int, Result).self) { group in
+        let (order, costly) = askingOrder(targets, path: path)
+        return await withTaskGroup(of: (Int, Result).self) { group in
             var results: [(Int, Result)] = []
-            for (started, index) in askingOrder(targets, path: path).enumerated() {
+            for (started, index) in order.enumerated() {
                 if started >= Self.maxConcurrentRequests, let finished = await group.next() { results.append(finished) }
-                group.addTask { [target = targets[index], remaining = targets.count - started] in (index, await body(target, remaining)) }
+                group.addTask { [target = targets[index], remaining = max(costly[started], 1)] in (index, await body(target, remaining)) }
             }
             for await finished in group { results.append(finished) }
             return results.sorted { $0.0 < $1.0 }.map(\.1)
@@ -107,20 +108,26 @@ extension AppFleet {
     }
 
     /// The indices of `targets` in the order to ask them for `path`: those that answered it when last
-    /// asked, then those not asked yet, then those that failed, each in target order. Applications
-    /// that hang hold a request slot for their whole time: asked first, enough of them would spend
-    /// the budget before a healthy application was asked, at every scrape. (Each one's time is its
-    /// share of the budget, `ask`, so that even the first round, in name order, asks every one.)
-    private func askingOrder(_ targets: [AppTarget], path: String) -> [Int] {
-        let answered = answeredWhenAsked.withLock { answered in targets.map { answered[path]?[$0.name] } }
+    /// asked, then those not asked yet, then those that failed, then those refused at once, each in
+    /// target order; and, at each place in that order, how many from there on may take their time
+    /// (all but those refused). Applications that hang hold a request slot for their whole time:
+    /// asked first, enough of them would spend the budget before a healthy application was asked,
+    /// at every scrape. (Each one's time is its share of the budget, `ask`, so that even the first
+    /// round, in name order, asks every one.)
+    private func askingOrder(_ targets: [AppTarget], path: String) -> (order: [Int], costly: [Int]) {
+        let last = answeredWhenAsked.withLock { answered in targets.map { answered[path]?[$0.name] } }
         func rank(_ index: Int) -> Int {
-            switch answered[index] {
-            case true?: 0
+            switch last[index] {
+            case .answered?: 0
             case nil: 1
-            case false?: 2
+            case .failed?: 2
+            case .refused?: 3
             }
         }
-        return targets.indices.sorted { (rank($0), $0) < (rank($1), $1) }
+        let order = targets.indices.sorted { (rank($0), $0) < (rank($1), $1) }
+        var costly = [Int](repeating: 0, count: order.count + 1)
+        for place in order.indices.reversed() { costly[place] = costly[place + 1] + (last[order[place]] == .refused ? 0 : 1) }
+        return (order, costly)
     }
 
     /// Asks every application for `path` at once (within `budget`), each answer read by `read` by
@@ -149,7 +156,7 @@ extension AppFleet {
             -> (target: AppTarget, outcome: Result<Value, FetchFailure>, duration: Duration) in
             let start = ContinuousClock.now
             let outcome: Result<Value, FetchFailure>
-            var answered = false
+            var answered = false, refused = false
             var pid: Int32?
             let left = deadline - start
             let cap = min(maxBytes ?? configuration.maxResponseBytes, room?.withLock { $0 } ?? .max)
@@ -172,6 +179,7 @@ extension AppFleet {
             } catch let failure as FetchFailure where failure.tooLarge && room != nil && cap < configuration.maxResponseBytes {
                 outcome = .failure(overScrapeLimit("more than \(cap) bytes"))
             } catch {
+                refused = NetworkFailure.isRefused(error)
                 outcome = .failure(FetchFailure(NetworkFailure.reason(error, target: target.address)))
             }
             // A request cut short by shutdown says nothing of the application: nothing is noted or logged.
@@ -180,14 +188,16 @@ extension AppFleet {
                      answered: answered, pid: pid)
             }
             if left > .zero, !Task.isCancelled {
-                let succeeded = if case .success = outcome { true } else { false }
-                answeredWhenAsked.withLock { $0[path, default: [:]][target.name] = succeeded }
+                let last: LastAnswer = if case .success = outcome { .answered } else if refused { .refused } else { .failed }
+                answeredWhenAsked.withLock { $0[path, default: [:]][target.name] = last }
             }
             return (target, outcome, ContinuousClock.now - start)
         }
         var awaited = targets
         if !notes {
-            let failed = answeredWhenAsked.withLock { answered in Set(targets.filter { answered[path]?[$0.name] == false }.map(\.name)) }
+            let failed = answeredWhenAsked.withLock { answered in
+                Set(targets.filter { answered[path]?[$0.name].map { $0 != .answered } ?? false }.map(\.name))
+            }
             awaited.removeAll { failed.contains($0.name) }
             for target in targets where failed.contains(target.name) { askApart(target, path: path) { await askOne($0, 1) } }
         }

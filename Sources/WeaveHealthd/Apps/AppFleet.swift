@@ -61,7 +61,18 @@ final class AppFleet: Sendable {
     /// the budget left unasked does not count), by path and application; none before the first.
     /// Those that failed are asked last for that path: an application that answers `/health` and
     /// hangs `/metrics` is asked last for `/metrics`.
-    let answeredWhenAsked = Locked<[String: [String: Bool]]>([:])
+    let answeredWhenAsked = Locked<[String: [String: LastAnswer]]>([:])
+
+    /// How an application's last request for a path went.
+    enum LastAnswer: Sendable {
+        case answered
+        /// Failed after a connection, or by its deadline: it may take its whole time again.
+        case failed
+        /// Refused at once: nobody listens on its socket (a stale one), or it is gone. It costs the
+        /// next round no time, so it takes no share of the budget from the others (#64: 4,096
+        /// stale sockets cut every request's share to 19 ms).
+        case refused
+    }
 
     /// How many applications are read at once, at most.
     static let maxConcurrentRequests = 16

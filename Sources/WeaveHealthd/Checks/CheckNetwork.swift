@@ -26,6 +26,16 @@ enum NetworkFailure {
         }
     }
 
+    /// Whether `error` is a connection refused at once: nobody listens on the socket (or on the
+    /// port), or the socket file is gone.
+    static func isRefused(_ error: any Error) -> Bool {
+        switch error {
+        case let error as IOError: return error.errnoCode == ECONNREFUSED || error.errnoCode == ENOENT
+        case let error as NIOConnectionError: return error.connectionErrors.contains { isRefused($0.error) }
+        default: return false
+        }
+    }
+
     /// The cause alone, without the address.
     private static func cause(_ error: any Error) -> String {
         switch error {
