@@ -34,8 +34,8 @@ for unit in weave-healthd.service weave-healthd.socket weave-healthd-isolated.se
     output=$(cd "$UNITS" && systemd-analyze verify "./$unit" 2>&1); rc=$?
     if [ $rc -eq 0 ] && [ -z "$output" ]; then ok "systemd-analyze verify $unit"; else not_ok "systemd-analyze verify $unit" "$output"; fi
 done
-# --threshold is on the 0-100 scale: 12 is an exposure of 1.2.
-for pair in weave-healthd.service:12 weave-healthd-isolated.service:6 orders.service:15; do
+# --threshold is on the 0-100 scale: 13 is an exposure of 1.3 (#64's limit, without PrivateUsers=).
+for pair in weave-healthd.service:13 weave-healthd-isolated.service:6 orders.service:15; do
     unit=${pair%%:*}; threshold=${pair##*:}
     score=$(systemd-analyze security --offline=yes "$UNITS/$unit" 2>&1 | tail -1)
     if systemd-analyze security --offline=yes --threshold="$threshold" "$UNITS/$unit" >/dev/null 2>&1; then
