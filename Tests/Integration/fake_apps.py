@@ -1,12 +1,17 @@
 """Fake applications: Unix sockets in the daemon's discovery directory that answer /metrics, /health
 and /events (HTTP/1.1, kept connections) as a WeaveDI application does, or in ways one must not, or
 never; one asyncio process serves any number of them. Nothing but Unix sockets. Each subcommand is a
-test's: `serve` and `hang` attacks.sh's (`serve` reload.sh's and nspawn.sh's too), `numbered` and
+test's: `serve` and `hang` attacks.sh's (`serve` reload.sh's and nspawn.sh's too, `stale` nspawn.sh's), `numbered` and
 `unaccepted` faults.sh's, `expositions` apps.sh's; hostile_app.py answers with `answerer`, the
 request loop of them all.
 
-    serve DIR SPEC...   each SPEC is NAME:METRICS:HEALTH[:EVENTS], or NAME*COUNT:… for COUNT
-                        applications NAME-00 … (one process, one thread, asyncio).
+    serve [--as=UID:GID] DIR SPEC...
+                        each SPEC is NAME:METRICS:HEALTH[:EVENTS], or NAME*COUNT:… for COUNT
+                        applications NAME-00 … (one process, one thread, asyncio). With --as, run
+                        by root: once every socket listens, they are given to UID:GID and the
+                        process drops to that user (group GID only), as another user's process in
+                        the group; it removes its sockets through the directory opened before, so
+                        DIR may be a path only root can walk (/proc/PID/root/…).
                         METRICS: orders   a valid OpenMetrics exposition (orders_total{…})
                                  forged   a valid exposition of forged series (forged_total 1)
                                  invalid  no '# EOF' and a garbage line
@@ -28,6 +33,9 @@ request loop of them all.
                         distinct /health document ('health NAME BYTES').
                         On SIGTERM it stops as a real application does: it removes its sockets,
                         stops listening, closes its connections, and exits 0.8 s later.
+    stale DIR COUNT UID:GID
+                        COUNT sockets DIR/stale-NNNN.sock bound and closed at once (nobody listens:
+                        a connection is refused), given to UID:GID; prints 'stale N' and ends.
     hang DIR COUNT      COUNT sockets DIR/hung-NN.sock that accept connections, read what comes and
                         never answer; prints 'hanging' once all listen.
     numbered DIR COUNT [SERIES [COMPONENTS OUTPUT]]
@@ -214,7 +222,12 @@ def application(metrics, health, events):
     return route
 
 
-def serve(directory, *specs):
+def serve(*arguments):
+    owner = None
+    if arguments[0].startswith("--as="):
+        owner = tuple(int(part) for part in arguments[0][len("--as="):].split(":"))
+        arguments = arguments[1:]
+    directory, *specs = arguments
     apps = []  # (name, metrics body, (code, health body), events kind)
     sizes = {}
     for spec in specs:
@@ -241,13 +254,20 @@ def serve(directory, *specs):
             servers.append(await asyncio.start_unix_server(answerer(application(metrics, health, events), connections),
                                                            path=path, limit=1 << 20))
             paths.append(path)
+        directory_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        if owner:
+            for path in paths:
+                os.chown(path, *owner)
+            os.setgroups([owner[1]])
+            os.setgid(owner[1])
+            os.setuid(owner[0])
 
         def graceful():
             # As a real application on SIGTERM: the socket goes first, then the listener and the
             # connections; the process ends a moment later (its drain).
             for path in paths:
                 try:
-                    os.unlink(path)
+                    os.unlink(os.path.basename(path), dir_fd=directory_fd)
                 except FileNotFoundError:
                     pass
             for server in servers:
@@ -370,6 +390,18 @@ def expositions(directory):
     asyncio.run(main())
 
 
+def stale(directory, count, owner):
+    uid, gid = (int(part) for part in owner.split(":"))
+    for index in range(int(count)):
+        path = f"{directory}/stale-{index:04d}.sock"
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        listener.close()
+        os.chown(path, uid, gid)
+    print(f"stale {count}", flush=True)
+
+
 if __name__ == "__main__":
-    commands = {"serve": serve, "hang": hang, "numbered": numbered, "unaccepted": unaccepted, "expositions": expositions}
+    commands = {"serve": serve, "stale": stale, "hang": hang, "numbered": numbered, "unaccepted": unaccepted,
+                "expositions": expositions}
     commands[sys.argv[1]](*sys.argv[2:])

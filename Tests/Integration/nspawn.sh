@@ -188,6 +188,64 @@ else not_ok "a stopped application across a daemon restart" "$(app_state); $(IN 
 owners=$(IN cat /var/lib/weave-healthd/app-owners.json 2>&1)
 if [[ "$owners" == *'{"app":"orders","uid":'* ]]; then ok "…and the name orders stays bound to its user (app-owners.json: $(cut -c1-80 <<<"$owners"))"
 else not_ok "app-owners.json binds orders across the restart" "$owners"; fi
+
+# --- names as the shipped unit sees their owners: three more application users (#64) ---------------------------
+# Under PrivateUsers=yes every socket but root's and the daemon's was owned by uid 65534: names were
+# everyone's. fake_apps.py binds as root through the container's root, gives its sockets to UID and
+# drops to it, with group weave: another user's process in the group, as the daemon meets one.
+APPS="/proc/$INIT/root/run/weave/apps"
+WEAVE_GID=$(IN getent group weave | cut -d: -f3)
+serve_as() { # UID OUT SPEC…: sets SERVED to its PID
+    local uid=$1 out=$2; shift 2
+    (umask 0007; exec "$PY" "$HERE/fake_apps.py" serve --as="$uid:$WEAVE_GID" "$APPS" "$@") > "$out" 2>&1 &
+    SERVED=$!
+    PIDS+=("$SERVED")
+    for _ in $(seq 100); do grep -q '^serving' "$out" && return 0; sleep 0.1; done
+    return 1
+}
+scrape() { NET curl -s -m 10 http://127.0.0.1:9096/metrics > "$WORK/users.metrics"; }
+has() { grep -q -- "$1" "$WORK/users.metrics"; }
+until_scraped() { for _ in $(seq 100); do scrape; has "$1" && return 0; sleep 0.1; done; return 1; }
+refused() { scrape; grep -o '^weave_app_sockets_refused_total{reason="owner"} [0-9]*' "$WORK/users.metrics" | awk '{ print $2 }'; }
+before=$(refused)
+# 1. Another user's socket planted at the stopped application's path is not its return.
+serve_as 2002 "$WORK/planted.out" 'orders:forged:pass'
+sleep 3 # three health rounds
+forged=0
+for _ in 1 2 3 4 5; do scrape; has '^forged_total' && forged=$((forged + 1)); has '^weave_app_up{app="orders"} 1' && forged=$((forged + 1)); sleep 0.3; done
+after=$(refused)
+if [ "$forged" = 0 ] && [ "${after:-0}" -gt "${before:-0}" ] && [[ "$(app_state)" == "fail |"*"not its owner's"* ]]; then
+    ok "uid 2002's socket at the stopped orders' path: not served in 5 scrapes, orders down (\"$(app_state | sed 's/^fail | orders is down: //' | cut -c1-70)\"), refused{reason=\"owner\"} $before → $after"
+else not_ok "a socket planted at a stopped application's path" "$forged forged scrapes; refused $before → $after; $(app_state)"; fi
+kill -TERM "$SERVED"; wait "$SERVED" 2>/dev/null
+# 2. A name taken after its user's application left: uid 2001 serves alpha and stops; uid 2002 tries it.
+serve_as 2001 "$WORK/alpha.out" 'alpha:orders:pass'
+until_scraped '^weave_app_up{app="alpha"} 1'; alpha_up=$?
+kill -TERM "$SERVED"; wait "$SERVED" 2>/dev/null
+for _ in $(seq 50); do IN journalctl -u weave-healthd --no-pager | grep -q "Application alpha left" && break; sleep 0.1; done
+serve_as 2002 "$WORK/alpha-forged.out" 'alpha:forged:pass' 'beta:orders:pass'
+FORGER=$SERVED
+until_scraped '^weave_app_up{app="beta"} 1'; beta_up=$?
+forged=0
+for _ in 1 2 3 4 5; do scrape; has '^forged_total' && forged=$((forged + 1)); sleep 0.3; done
+bound=$(IN cat /var/lib/weave-healthd/app-owners.json)
+if [ $alpha_up = 0 ] && [ $beta_up = 0 ] && [ "$forged" = 0 ] && [[ "$bound" == *'{"app":"alpha","uid":2001}'* ]] \
+    && [[ "$bound" == *'{"app":"beta","uid":2002}'* ]]; then
+    ok "alpha served by uid 2001, then left: uid 2002 cannot take it (no forged series in 5 scrapes) and gets its own beta; app-owners.json: alpha 2001, beta 2002"
+else not_ok "a name stays its user's after a leave" "alpha up $alpha_up, beta up $beta_up, $forged forged scrapes; $(cut -c1-300 <<<"$bound")"; fi
+kill -TERM "$FORGER"; wait "$FORGER" 2>/dev/null
+# 3. 4,096 stale sockets of uid 2001 (bound and closed) beside a new application of uid 2003.
+"$PY" "$HERE/fake_apps.py" stale "$APPS" 4096 "2001:$WEAVE_GID" > "$WORK/stale.out" 2>&1
+serve_as 2003 "$WORK/gamma.out" 'gamma:orders:pass'
+GAMMA=$SERVED
+until_scraped '^weave_app_up{app="gamma"} 1'; gamma_up=$?
+up=0
+for _ in 1 2 3 4 5; do scrape; has '^weave_app_up{app="gamma"} 1' && has '^weave_app_up{app="stale-0000"} 0' && up=$((up + 1)); sleep 0.5; done
+if [ "$(cat "$WORK/stale.out")" = "stale 4096" ] && [ $gamma_up = 0 ] && [ "$up" = 5 ]; then
+    ok "4,096 stale sockets of uid 2001: uid 2003's new gamma up, and in 5 of 5 scrapes beside them"
+else not_ok "a user's stale sockets leave another user's application up" "$(cat "$WORK/stale.out"); gamma up $gamma_up, $up of 5; $(grep -E 'gamma|full' "$WORK/users.metrics" | head -3)"; fi
+kill -TERM "$GAMMA"; wait "$GAMMA" 2>/dev/null
+rm -f "$APPS"/stale-*.sock
 IN systemctl start orders.service
 wait_app "pass |"
 wait_entry "$mark" "Application orders is up"

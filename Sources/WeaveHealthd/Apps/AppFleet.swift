@@ -57,10 +57,10 @@ final class AppFleet: Sendable {
     /// last asked, which their round does not wait for, by path and application: a round skips an
     /// application whose last one is still running.
     let stragglers = Locked<Set<String>>([])
-    /// Whether the last request for each path actually sent to each application was answered (one
-    /// the budget left unasked does not count), by path and application; none before the first.
-    /// Those that failed are asked last for that path: an application that answers `/health` and
-    /// hangs `/metrics` is asked last for `/metrics`.
+    /// How the last request for each path actually sent to each application went (one the budget
+    /// left unasked does not count), by path and application; none before the first. Those that
+    /// failed are asked after the others for that path, and those refused last: an application
+    /// that answers `/health` and hangs `/metrics` is asked late for `/metrics`.
     let answeredWhenAsked = Locked<[String: [String: LastAnswer]]>([:])
 
     /// How an application's last request for a path went.
