@@ -7,7 +7,7 @@ import WeaveSupport
 /// from the server core, as a router in Hummingbird is, so any server can embed it.
 public struct HealthRouter: Sendable {
     private let current: Locked<HealthPolicy>
-    private let renderings = SharedRendering<Exposition.Format, ByteBuffer>()
+    let renderings = SharedRendering<Exposition.Format, ByteBuffer>()
     private let healthRenderings = SharedRendering<HealthRendering, (body: ByteBuffer, aggregate: HealthState)>()
     /// Who answers: `/health`'s `serviceId`, `description` and `version`, and the landing page's title.
     public let identity: ServiceIdentity

@@ -8,7 +8,13 @@ import WeaveSupport
 /// memory each per interval, whatever their number: an endpoint cannot be made to spend its cores
 /// or its memory on renders by whoever reaches its socket.
 final class SharedRendering<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private let state = Locked<(inFlight: [Key: Task<Value, Never>], last: [Key: ContinuousClock.Instant])>(([:], [:]))
+    private let state = Locked<(inFlight: [Key: Task<Value, Never>], last: [Key: ContinuousClock.Instant], joined: [Key: Int])>(
+        ([:], [:], [:]))
+
+    /// How many requests wait for the render of `key` in flight now.
+    func joined(_ key: Key) -> Int {
+        state.withLock { $0.joined[key] ?? 0 }
+    }
 
     /// The value for `key`: a render in flight, or a new one by `render`, started no sooner than
     /// `reuse` after the last; nil when the task is cancelled while it waits for the interval.
@@ -16,7 +22,10 @@ final class SharedRendering<Key: Hashable & Sendable, Value: Sendable>: Sendable
         while true {
             let now = ContinuousClock.now
             let next = state.withLock { current -> Next in
-                if let running = current.inFlight[key] { return .join(running) }
+                if let running = current.inFlight[key] {
+                    current.joined[key, default: 0] += 1
+                    return .join(running)
+                }
                 if reuse > .zero, let last = current.last[key], now < last + reuse { return .wait(until: last + reuse) }
                 let task = Task { [self] in
                     let value = await render()
@@ -25,11 +34,14 @@ final class SharedRendering<Key: Hashable & Sendable, Value: Sendable>: Sendable
                 }
                 current.inFlight[key] = task
                 current.last[key] = now
+                current.joined[key, default: 0] += 1
                 return .join(task)
             }
             switch next {
             case .join(let task):
-                return await task.value
+                let value = await task.value
+                state.withLock { $0.joined[key] = $0.joined[key].flatMap { $0 > 1 ? $0 - 1 : nil } }
+                return value
             case .wait(let wake):
                 // Cancelled meanwhile: nobody waits for this answer any more.
                 guard (try? await Task.sleep(until: wake)) != nil else { return nil }

@@ -35,12 +35,14 @@ private struct Quick: MetricCollector {
     }
 }
 
-/// Counts its collections, each of which takes 500 ms (ten requests made at once all arrive meanwhile).
+/// Counts its collections, each of which lasts until the test opens `gate` (once every request it
+/// means to share the render has joined it: no clock decides who arrived in time).
 private struct Slow: MetricCollector {
     let collections: Locked<Int>
+    let gate: Locked<Bool>
     func collect() async -> [MetricFamily] {
         collections.withLock { $0 += 1 }
-        try? await Task.sleep(for: .milliseconds(500))
+        await eventually { gate.withLock { $0 } }
         return [.gauge("weave_slow", "A slow collector.", [([], 1)])]
     }
 }
@@ -74,21 +76,28 @@ private struct Broken: Error, CustomStringConvertible { var description: String 
     /// once or in a loop cost one collection at a time, not one each (six clients in a loop slowed
     /// an application's requests).
     @Test func concurrentMetricsRequestsShareOneRender() async {
-        let collections = Locked(0)
+        let collections = Locked(0), gate = Locked(false)
         for reuse in [Duration.zero, .seconds(2)] {
             collections.withLock { $0 = 0 }
-            let router = HealthRouter(policy: HealthPolicy(metricsReuse: reuse), identity: identity, collectors: [Slow(collections: collections)],
+            gate.withLock { $0 = false }
+            let router = HealthRouter(policy: HealthPolicy(metricsReuse: reuse), identity: identity,
+                                      collectors: [Slow(collections: collections, gate: gate)],
                                       source: StaticSource(report: HealthReport(checks: [:])), lifecycle: ServerLifecycle())
             let bodies = await withTaskGroup(of: String.self) { group in
                 for _ in 0..<10 { group.addTask { String(buffer: await router.handle(HealthRequest(method: "GET", uri: "/metrics")).body) } }
+                await eventually { router.renderings.joined(.prometheusText) == 10 }
+                gate.withLock { $0 = true }
                 return await group.reduce(into: []) { $0.append($1) }
             }
             #expect(Set(bodies).count == 1 && bodies[0].contains("weave_slow 1"))
             #expect(collections.withLock { $0 } == 1, "ten requests at once, one collection")
             // Five more at once, right after: without reuse one render; with it, they wait for the
             // interval to end and share the render that starts then. Either way one more.
+            gate.withLock { $0 = false }
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<5 { group.addTask { _ = await router.handle(HealthRequest(method: "GET", uri: "/metrics")) } }
+                await eventually { router.renderings.joined(.prometheusText) == 5 }
+                gate.withLock { $0 = true }
             }
             #expect(collections.withLock { $0 } == 2, "five after: one more render")
             _ = await router.handle(HealthRequest(method: "GET", uri: "/metrics", headers: [("Accept", "application/openmetrics-text")]))
