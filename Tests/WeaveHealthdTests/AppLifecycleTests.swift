@@ -43,6 +43,17 @@ import WeaveTestSupport
         #expect(lifecycle.announce("orders", up: true), "after it left, its return is news")
     }
 
+    /// One user's applications at their bound of names (4,096), all down, leave room for another
+    /// user's: the table holds as many as names can be bound (#64: it held 4,096, and a new
+    /// application's "is up" was dropped with no log and no counter).
+    @Test func oneUsersApplicationsLeaveRoomForAnothers() {
+        let lifecycle = AppLifecycle()
+        for index in 0..<AppOwners.maxNamesPerUser { #expect(lifecycle.announce("stale-\(index)", up: false)) }
+        #expect(lifecycle.announce("newcomer", up: true), "another user's new application is news")
+        #expect(AppLifecycle.maxApps >= AppOwners.maxNames && AppEventJournal.maxApps >= AppOwners.maxNames
+                    && AppSlowChains.maxApps >= AppOwners.maxNames)
+    }
+
     /// The stopped applications outlive the daemon (an upgrade restarts it): a new one reads them
     /// back and shows them down; a file that is not one is said and not used.
     @Test func theStoppedApplicationsAreKeptAcrossARestart() async throws {

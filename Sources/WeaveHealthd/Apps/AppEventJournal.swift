@@ -18,7 +18,9 @@ import WeaveSupport
 final class AppEventJournal: Sendable {
     typealias Place = EventPositions.Place
 
-    static let maxApps = 4_096
+    /// As many as names can be bound (`AppOwners.maxNames`): one user's applications, at their own
+    /// bound, cannot fill it for another's (#64).
+    static let maxApps = AppOwners.maxNames
     /// The largest answer read: 256 events of the largest fields, with room to spare.
     static let maxPageBytes = 1 << 20
     /// The places, and whether they changed since they were last saved.

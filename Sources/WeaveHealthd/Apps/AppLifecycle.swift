@@ -10,7 +10,9 @@ import WeaveSystemd
 /// ones are kept in the state directory (`stopped-apps.json`), so that a restarted daemon (an
 /// upgrade) still shows them down.
 final class AppLifecycle: Sendable {
-    static let maxApps = 4_096
+    /// As many as names can be bound (`AppOwners.maxNames`): one user's applications, at their own
+    /// bound, cannot fill it for another's (#64).
+    static let maxApps = AppOwners.maxNames
     static let fileName = "stopped-apps.json"
     static let what = "the stopped applications"
     /// What was told, the stopped applications, and whether those changed since they were saved.
