@@ -112,7 +112,7 @@ public enum ProtobufExposition {
                     writeLabels(&metric, one.labels)
                     if kind == .summary {
                         metric.message(4) { summary in
-                            summary.uint64(1, UInt64(one.count))
+                            summary.uint64(1, Self.count(one.count))
                             summary.double(2, one.sum)
                             for (quantile, value) in one.points {
                                 summary.message(3) { $0.double(1, quantile); $0.double(2, value) }
@@ -120,16 +120,22 @@ public enum ProtobufExposition {
                         }
                     } else {
                         metric.message(7) { histogram in
-                            histogram.uint64(1, UInt64(one.count))
+                            histogram.uint64(1, Self.count(one.count))
                             histogram.double(2, one.sum)
                             for (bound, cumulative) in one.points where bound.isFinite {
-                                histogram.message(3) { $0.uint64(1, UInt64(cumulative)); $0.double(2, bound) }
+                                histogram.message(3) { $0.uint64(1, Self.count(cumulative)); $0.double(2, bound) }
                             }
                         }
                     }
                 }
             }
         }
+    }
+
+    /// A count as protobuf's uint64. The parser refuses a count that is not one (`SeriesRules`); a
+    /// value no reader let through is the largest count, never a trap.
+    private static func count(_ value: Double) -> UInt64 {
+        UInt64(checked: value) ?? (value > 0 ? .max : 0)
     }
 
     /// One histogram series: its count and sum, its classic buckets (cumulative, `+Inf` left out:

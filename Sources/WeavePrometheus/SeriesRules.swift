@@ -9,7 +9,7 @@ import WeaveSupport
 ///   and `_count` come together;
 /// - a summary's quantile line has a `quantile` from 0 to 1;
 /// - counts (buckets, `_count`, a counter's `_total`) and sums are not negative or NaN, and counts
-///   are whole numbers.
+///   are whole numbers below 2^64.
 /// A line that breaks one is rejected with the rule.
 struct SeriesRules {
     private var kind = MetricFamily.Kind.gauge
@@ -106,7 +106,10 @@ struct SeriesRules {
 
     private func countable(_ value: Double, _ what: String) throws(RuleFailure) {
         guard value >= 0, value.isFinite || value == .infinity else { throw RuleFailure("\(what) is negative or NaN") }
-        guard value == value.rounded() || kind == .counter else { throw RuleFailure("\(what) is not a whole number") }
+        guard kind != .counter else { return }
+        guard value == value.rounded() else { throw RuleFailure("\(what) is not a whole number") }
+        // A histogram's or summary's count is a 64-bit integer in protobuf: 1e300 or +Inf is none (#64).
+        guard value < 0x1p64 else { throw RuleFailure("\(what) is beyond a 64-bit count") }
     }
 
     /// The checks that need the whole series: a histogram's `+Inf` bucket, `_count` and `_sum`.

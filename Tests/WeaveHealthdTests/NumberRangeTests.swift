@@ -114,6 +114,44 @@ import WeaveTestSupport
         }
     }
 
+    /// An application's `/metrics` with each value replaced: refused with a reason, or read and
+    /// served in a merged exposition that renders (values are floats there; counts that must be
+    /// whole and not negative are the parser's rules).
+    @Test func everyNumberOfAnExpositionIsReadOrRefused() throws {
+        let exposition = """
+            # TYPE orders counter
+            orders_total{path="a"} 3
+            # TYPE queue gauge
+            queue 2.5
+            # TYPE latency_seconds histogram
+            latency_seconds_bucket{le="0.1"} 1
+            latency_seconds_bucket{le="+Inf"} 2
+            latency_seconds_sum 0.3
+            latency_seconds_count 2
+            # TYPE rpc_seconds summary
+            rpc_seconds{quantile="0.5"} 0.02
+            rpc_seconds_sum 1
+            rpc_seconds_count 40
+            # EOF
+
+            """
+        #expect(try ExpositionParser.parse(Array(exposition.utf8), adding: [("app", "orders")]).count == 4)
+        var read = 0
+        for variant in numberVariants(of: exposition) {
+            guard let families = try? ExpositionParser.parse(Array(variant.text.utf8), adding: [("app", "orders")]) else { continue }
+            read += 1
+            for format in Exposition.Format.allCases { _ = Exposition.render(families, format: format) }
+        }
+        #expect(read > 0)
+        // A count protobuf cannot carry is refused at read: rendered for a protobuf scrape (native
+        // histograms), `UInt64(1e300)` took the daemon down.
+        for count in ["1e300", "+Inf", "18446744073709551616"] {
+            let huge = exposition.replacing("latency_seconds_count 2", with: "latency_seconds_count \(count)")
+                .replacing("latency_seconds_bucket{le=\"+Inf\"} 2", with: "latency_seconds_bucket{le=\"+Inf\"} \(count)")
+            #expect(throws: ExpositionParser.Failure.self) { try ExpositionParser.parse(Array(huge.utf8)) }
+        }
+    }
+
     /// Times the daemon formats are bounded where they are formatted too: a value no reader should
     /// have let through is shown as the nearest representable date, not a trap.
     @Test func formattingAnyDoubleAsATimeNeverTraps() {
