@@ -152,6 +152,19 @@ import WeaveTestSupport
         }
     }
 
+    /// A heartbeat file anyone can touch, dated as far back as the clock goes (tmpfs keeps any
+    /// 64-bit time): the file check says how old, and does not trap converting it.
+    @Test func aFileDatedAtTheStartOfTimeIsOldNotATrap() async throws {
+        let path = "/dev/shm/weave-file-check-\(getpid())"
+        fclose(try #require(fopen(path, "w")))
+        defer { unlink(path) }
+        var times = [timespec(tv_sec: .min, tv_nsec: 0), timespec(tv_sec: .min, tv_nsec: 0)]
+        try #require(utimensat(AT_FDCWD, path, &times, 0) == 0, "tmpfs keeps any 64-bit time")
+        let check = FileCheck(name: "heartbeat", path: path, maxAge: .seconds(60), observations: Observations())
+        let status = await check.healthCheck()
+        #expect(status.state == .unhealthy && status.reason?.contains("e+18 s old") == true, "\(status.reason ?? "")")
+    }
+
     /// Times the daemon formats are bounded where they are formatted too: a value no reader should
     /// have let through is shown as the nearest representable date, not a trap.
     @Test func formattingAnyDoubleAsATimeNeverTraps() {

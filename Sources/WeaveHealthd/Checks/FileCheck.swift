@@ -17,7 +17,10 @@ struct FileCheck: HealthCheckable {
         observations.record(name, value: (age * 10).rounded() / 10, unit: "s")
         if let maxAge {
             let limit = maxAge.totalSeconds
-            if age > limit { return .unhealthy(error: CheckFailure("\(path) is \(Int(age)) s old, more than \(Int(limit)) s")) }
+            // A file's time is anyone's who can write it: one set to the year -292 billion is as old
+            // as a Double says (`Int(age)` trapped).
+            let old = Int(checked: age).map(String.init) ?? "\(age)"
+            if age > limit { return .unhealthy(error: CheckFailure("\(path) is \(old) s old, more than \(Int(limit)) s")) }
         }
         return .healthy
     }
