@@ -99,13 +99,18 @@ private final class Store: HealthCheckable {
         return fd
     }
 
-    /// An application that answers every request on its connection with `body`, an OpenMetrics exposition.
-    private func startExposition(_ name: String, _ body: String, accepted: Locked<Int>? = nil) throws -> Int32 {
+    /// An application that answers every request on its connection with `body`, an OpenMetrics
+    /// exposition, `delay` microseconds after it came; `accepted` counts its connections, `requests`
+    /// its requests.
+    private func startExposition(_ name: String, _ body: String, delay: useconds_t = 0, accepted: Locked<Int>? = nil,
+                                 requests: Locked<Int>? = nil) throws -> Int32 {
         let response = openMetricsResponse(body)
         return try startImpostor(name) { client in
             accepted?.withLock { $0 += 1 }
             var buffer = [UInt8](repeating: 0, count: 4_096)
             while recv(client, &buffer, buffer.count, 0) > 0 {
+                requests?.withLock { $0 += 1 }
+                if delay > 0 { usleep(delay) }
                 _ = response.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
             }
             close(client)
@@ -382,15 +387,7 @@ private final class Store: HealthCheckable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         for index in 0..<800 { close(listening("a-stale-\(1_000 + index)")) }
-        let response = openMetricsResponse("# TYPE up gauge\nup 1\n# EOF\n")
-        let slow = try startImpostor("z-slow") { client in
-            var buffer = [UInt8](repeating: 0, count: 4_096)
-            while recv(client, &buffer, buffer.count, 0) > 0 {
-                usleep(300_000)
-                _ = response.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
-            }
-            close(client)
-        }
+        let slow = try startExposition("z-slow", "# TYPE up gauge\nup 1\n# EOF\n", delay: 300_000)
         defer { stop(slow) }
         let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(10), budget: .seconds(10)),
                              group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16))
@@ -462,16 +459,7 @@ private final class Store: HealthCheckable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let requests = Locked(0)
-        let response = openMetricsResponse("# TYPE up gauge\nup 1\n# EOF\n")
-        let slow = try startImpostor("slow") { client in
-            var buffer = [UInt8](repeating: 0, count: 4_096)
-            while recv(client, &buffer, buffer.count, 0) > 0 {
-                requests.withLock { $0 += 1 }
-                usleep(300_000)
-                _ = response.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
-            }
-            close(client)
-        }
+        let slow = try startExposition("slow", "# TYPE up gauge\nup 1\n# EOF\n", delay: 300_000, requests: requests)
         defer { stop(slow) }
         let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(30), budget: .seconds(60)),
                              group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16))
