@@ -149,8 +149,9 @@ private final class Store: HealthCheckable {
 
         let configuration = AppsConfiguration(directory: directory, timeout: .milliseconds(700), budget: .seconds(2),
                                               maxResponseBytes: 1 << 20)
+        let clock = ManualClock()
         let fleet = AppFleet(configuration: configuration, group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16),
-                             leavingGrace: .milliseconds(300))
+                             leavingGrace: .milliseconds(300), clock: ElapsedClock(clock))
         #expect(fleet.targets().map(\.name) == ["billing", "garbage", "huge", "killed", "orders", "payments", "silent"])
 
         let scrapes = await fleet.scrape() // returns although "silent" never answers: the budget bounds it
@@ -184,7 +185,7 @@ private final class Store: HealthCheckable {
         _ = await fleet.scrape()
         await fleet.refreshHealth()
         #expect(fleet.healthRecords().first { $0.name == "billing" }?.status.state == .degraded, "kept as it was, within the grace")
-        try await Task.sleep(for: .milliseconds(400))
+        clock.advance(by: .milliseconds(300))
         await fleet.refreshHealth()
         let removed = fleet.healthRecords().first { $0.name == "billing" }
         #expect(removed?.status.reason?.contains("was removed, but the process that served it (pid \(getpid())) still runs") == true,

@@ -33,7 +33,7 @@ extension AppFleet {
     /// The discovered applications whose socket has been gone for `leavingGrace` while the process
     /// that served it runs.
     private func vanishedButRunning() -> [AppTarget] {
-        let now = ContinuousClock.now
+        let now = clock.now
         return states.withLock { states in
             states.values.filter { $0.vanishedAt.map { now - $0 >= leavingGrace } ?? false }.map(\.target)
         }
@@ -133,14 +133,14 @@ extension AppFleet {
         var status = stat()
         guard stat(path, &status) != 0 && errno == ENOENT else { return false }
         let (pid, vanishedAt) = states.withLock { ($0[target.name]?.pid, $0[target.name]?.vanishedAt) }
-        return !Self.isRunning(pid) || vanishedAt.map { ContinuousClock.now - $0 < leavingGrace } ?? true
+        return !Self.isRunning(pid) || vanishedAt.map { clock.now - $0 < leavingGrace } ?? true
     }
 
     /// Why `target` is down without asking it: its socket is gone and its process has run on for
     /// `leavingGrace` since (someone else removed the socket, or the application did without ending).
     func vanished(_ target: AppTarget) -> String? {
         guard let (pid, since) = states.withLock({ states in states[target.name].flatMap { state in state.vanishedAt.map { (state.pid, $0) } } }),
-              ContinuousClock.now - since >= leavingGrace, let pid else { return nil }
+              clock.now - since >= leavingGrace, let pid else { return nil }
         return "its socket \(target.address) was removed, but the process that served it (pid \(pid)) still runs"
     }
 
@@ -151,7 +151,7 @@ extension AppFleet {
     /// `leavingGrace`, then is down.
     func forgetAllBut(_ names: [String]) async {
         let keep = Set(names)
-        let now = ContinuousClock.now
+        let now = clock.now
         let gone = states.withLock { states -> [(target: AppTarget, unit: String?)] in
             var gone: [(target: AppTarget, unit: String?)] = []
             for (name, state) in states {

@@ -30,7 +30,7 @@ extension AppFleet {
         var unit: String?
         var unitAskedFor: Int32?
         /// When its discovered socket was first found gone while its process still ran.
-        var vanishedAt: ContinuousClock.Instant?
+        var vanishedAt: Duration?
 
         /// Whether it answered; nil before it was asked.
         var reachable: Bool? { asked ? failing.isEmpty : nil }

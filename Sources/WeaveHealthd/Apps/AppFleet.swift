@@ -33,6 +33,8 @@ final class AppFleet: Sendable {
     /// How long a discovered application whose socket is gone while its process runs is given to
     /// end (a graceful stop removes the socket first, then drains) before it is down.
     let leavingGrace: Duration
+    /// What `leavingGrace` is measured on (a test passes a clock it moves).
+    let clock: ElapsedClock
     /// Where systemd is asked about an application's unit (sd-bus blocks).
     let blocking: BlockingCalls
     /// Told when a round of requests to applications ends, whose megabytes the heap keeps until
@@ -88,8 +90,10 @@ final class AppFleet: Sendable {
     init(configuration: AppsConfiguration, group: any EventLoopGroup, connections: ConnectionPool,
          blocking: BlockingCalls = BlockingCalls(maxThreads: 2), owners: AppOwners = AppOwners(),
          events: AppEventJournal = AppEventJournal(limit: .default), lifecycle: AppLifecycle = AppLifecycle(), ownSockets: [String] = [],
-         leavingGrace: Duration = .seconds(10), trimmer: HeapTrimmer? = nil, logger: Logger = Logger(label: "weave.healthd.apps")) {
+         leavingGrace: Duration = .seconds(10), clock: ElapsedClock = .continuous, trimmer: HeapTrimmer? = nil,
+         logger: Logger = Logger(label: "weave.healthd.apps")) {
         self.leavingGrace = leavingGrace
+        self.clock = clock
         self.trimmer = trimmer
         self.configuration = configuration
         self.blocking = blocking
