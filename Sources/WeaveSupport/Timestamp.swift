@@ -3,11 +3,13 @@ package enum Timestamp {
     /// The times read as dates from outside (applications' answers, state files): 1970-01-01 to
     /// 9999-12-31T23:59:59Z, in seconds since the epoch.
     package static let dates: ClosedRange<Double> = 0...253_402_300_799
+    /// What the formatters show: years 1 to 9999 (a certificate may have expired in 1965).
+    private static let shown: ClosedRange<Double> = -62_135_596_800...253_402_300_799
 
     /// `2026-11-26T05:09:07.594Z` (RFC 3339).
     package static func rfc3339(_ epochSeconds: Double) -> String {
         // To the nearest millisecond (0.204 is 203.99… ms as a Double): what `seconds(rfc3339:)` reads back.
-        let millis = (min(max(epochSeconds, dates.lowerBound), dates.upperBound) * 1000).rounded()
+        let millis = (min(max(epochSeconds, shown.lowerBound), shown.upperBound) * 1000).rounded()
         let whole = (millis / 1000).rounded(.down)
         return "\(date(utc(whole)))T\(time(utc(whole))).\(pad(Int32(checked: millis - whole * 1000) ?? 0, 3))Z"
     }
@@ -60,9 +62,9 @@ package enum Timestamp {
         date(utc(epochSeconds))
     }
 
-    /// Outside `dates` (which readers refuse), the nearest end of it: formatting never traps.
+    /// Outside the years 1 to 9999, the nearest end of them: formatting never traps.
     private static func utc(_ epochSeconds: Double) -> tm {
-        var seconds = time_t(checked: min(max(epochSeconds, dates.lowerBound), dates.upperBound).rounded(.down)) ?? 0
+        var seconds = time_t(checked: min(max(epochSeconds, shown.lowerBound), shown.upperBound).rounded(.down)) ?? 0
         var parts = tm()
         gmtime_r(&seconds, &parts)
         return parts
