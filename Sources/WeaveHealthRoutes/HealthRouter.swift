@@ -170,8 +170,9 @@ public struct HealthRouter: Sendable {
     func health(_ request: HealthRequest) async -> HealthResponse {
         let policy = self.policy // one snapshot per request, whatever a reload does meanwhile
         let rendering = HealthRendering(details: showsDetails(request, policy), started: lifecycle.isStarted)
-        guard let (body, aggregate) = await healthRenderings.value(rendering, reuse: .zero, render: { [self] in renderHealth(rendering) })
-        else { return HealthResponse(status: policy.statusCodes.fail, contentType: "application/health+json", text: "") }
+        // With no reuse interval a request never waits, so it always gets a render (nil is for a wait cancelled).
+        let (body, aggregate) = await healthRenderings.value(rendering, reuse: .zero) { [self] in renderHealth(rendering) }
+            ?? renderHealth(rendering)
         let status = switch aggregate {
         case .healthy: policy.statusCodes.pass
         case .degraded: policy.statusCodes.warn

@@ -9,7 +9,7 @@ package enum Timestamp {
     /// `2026-11-26T05:09:07.594Z` (RFC 3339).
     package static func rfc3339(_ epochSeconds: Double) -> String {
         // To the nearest millisecond (0.204 is 203.99… ms as a Double): what `seconds(rfc3339:)` reads back.
-        let millis = (min(max(epochSeconds, shown.lowerBound), shown.upperBound) * 1000).rounded()
+        let millis = (shownSeconds(epochSeconds) * 1000).rounded()
         let whole = (millis / 1000).rounded(.down)
         return "\(date(utc(whole)))T\(time(utc(whole))).\(pad(Int32(checked: millis - whole * 1000) ?? 0, 3))Z"
     }
@@ -62,9 +62,13 @@ package enum Timestamp {
         date(utc(epochSeconds))
     }
 
-    /// Outside the years 1 to 9999, the nearest end of them: formatting never traps.
+    /// `epochSeconds`, or outside the years 1 to 9999 the nearest end of them: formatting never traps.
+    private static func shownSeconds(_ epochSeconds: Double) -> Double {
+        min(max(epochSeconds, shown.lowerBound), shown.upperBound)
+    }
+
     private static func utc(_ epochSeconds: Double) -> tm {
-        var seconds = time_t(checked: min(max(epochSeconds, shown.lowerBound), shown.upperBound).rounded(.down)) ?? 0
+        var seconds = time_t(checked: shownSeconds(epochSeconds).rounded(.down)) ?? 0
         var parts = tm()
         gmtime_r(&seconds, &parts)
         return parts

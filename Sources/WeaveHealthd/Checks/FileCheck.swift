@@ -17,10 +17,12 @@ struct FileCheck: HealthCheckable {
         observations.record(name, value: (age * 10).rounded() / 10, unit: "s")
         if let maxAge {
             let limit = maxAge.totalSeconds
-            // A file's time is anyone's who can write it: one set to the year -292 billion is as old
-            // as a Double says (`Int(age)` trapped).
-            let old = Int(checked: age).map(String.init) ?? "\(age)"
-            if age > limit { return .unhealthy(error: CheckFailure("\(path) is \(old) s old, more than \(Int(limit)) s")) }
+            if age > limit {
+                // A file's time is anyone's who can write it: one set to the year -292 billion is as
+                // old as a Double says (`Int(age)` trapped).
+                let old = Int(checked: age).map(String.init) ?? "\(age)"
+                return .unhealthy(error: CheckFailure("\(path) is \(old) s old, more than \(Int(limit)) s"))
+            }
         }
         return .healthy
     }
