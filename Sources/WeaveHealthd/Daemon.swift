@@ -19,6 +19,7 @@ package enum Daemon {
     static let usage = """
         Usage: weave-healthd [--config FILE]
                weave-healthd --check-config FILE
+               weave-healthd --reload PID
                weave-healthd --print-default-config | --version | --help
 
         Without --config it runs its embedded default configuration: 127.0.0.1:\(Defaults.port), the
@@ -26,6 +27,8 @@ package enum Daemon {
         pressure, disk space on /, its own container and its own port.
         Exit status: 0 after a graceful shutdown (SIGTERM, SIGINT), 64 on a usage error,
         78 on a bad configuration (printed as file:line:column: message). SIGHUP reloads the file.
+        --reload PID (the units' ExecReload=, with $MAINPID) sends the SIGHUP and waits for the daemon's
+        verdict in $RUNTIME_DIRECTORY: 0 when it reloaded, 1 (and why) when it kept its configuration.
 
         """
 
@@ -58,6 +61,11 @@ package enum Daemon {
                 arguments.removeFirst()
                 configPath = value
                 checkOnly = argument == "--check-config"
+            case "--reload":
+                guard let value = arguments.first, arguments.count == 1 else { fail("weave-healthd: --reload needs the daemon's process id; see --help", ExitCode.usage) }
+                let (status, message) = await ReloadVerdict.ask(pid: value)
+                if status == 0 { print(message) } else { fail(message, status) }
+                exit(status)
             case "--version":
                 print("weave-healthd \(Defaults.version)")
                 exit(0)

@@ -5,10 +5,13 @@ import WeaveHealth
 extension Container {
     /// The services of this container whose instances conform to `HealthCheckable`, by check name
     /// (the registration name, else the type's name). Shared scopes only: a transient instance
-    /// made just to be checked would check nothing that serves requests. A shared service with an
-    /// async factory is made (awaited) if nothing has resolved it yet, as a sync one is.
+    /// made just to be checked would check nothing that serves requests. An instance nothing has made
+    /// yet is made (an async factory awaited) only when it is registered as `(any HealthCheckable).self`
+    /// or as a type that conforms; a service registered under another type (a plain singleton, a
+    /// protocol of its own) is never made by a health round, and is checked once the application makes it.
     func healthCheckables() async -> [(String, any HealthCheckable)] {
-        await sharedInstances().compactMap { name, instance in (instance as? any HealthCheckable).map { (name, $0) } }
+        await sharedInstances(making: { $0 is any HealthCheckable.Type || $0 == (any HealthCheckable).self })
+            .compactMap { name, instance in (instance as? any HealthCheckable).map { (name, $0) } }
     }
 }
 

@@ -325,8 +325,9 @@ reload=$?
 status=$(IN systemctl status --no-pager -n 5 weave-healthd.service 2>&1)
 if [ "$reload" != 0 ] && grep -q "/etc/weave-healthd/config.yaml:$((lines + 1)):1: YAML" <<<"$status" \
     && [ "$(IN systemctl is-active weave-healthd)" = active ] && [ "$(IN systemctl show -P MainPID weave-healthd.service)" = "$pid" ] \
-    && [ "$(NET curl -s -m 5 http://127.0.0.1:9096/livez)" = ok ]; then
-    ok "a broken file on reload: systemctl reload exits $reload, status says file:line:column, the old configuration runs on"
+    && [ "$(NET curl -s -m 5 http://127.0.0.1:9096/livez)" = ok ] \
+    && NET curl -s -m 5 http://127.0.0.1:9096/metrics | grep -q '^weave_config_last_reload_successful 0$'; then
+    ok "a broken file on reload: systemctl reload exits $reload, status says file:line:column, weave_config_last_reload_successful 0, the old configuration runs on"
 else not_ok "a broken reload" "exit $reload; $(cat "$WORK/reload.out"); $status"; fi
 
 # --- the watchdog restarts a frozen daemon ------------------------------------------------------------------

@@ -38,9 +38,12 @@ declare -A YAML=(
 )
 write_config() { local key; for key in "${!YAML[@]}"; do printf '%s\n' "${YAML[$key]}"; done > "$WORK/config.yaml"; }
 outcomes() { grep -c "Configuration reloaded\|Configuration rejected" "$WORK/daemon.log"; }
-reload() { # sends SIGHUP and waits for its outcome in the log; then the effect has 1 s to show
+# Reloads as the units' ExecReload= does (--reload $MAINPID: SIGHUP, then the daemon's own verdict,
+# its exit status in VERDICT and its words in verdict.out); then the effect has 1 s to show.
+reload() {
     local before; before=$(outcomes)
-    kill -HUP "$DAEMON"
+    RUNTIME_DIRECTORY="$WORK/run" "$BIN" --reload "$DAEMON" > "$WORK/verdict.out" 2>&1
+    VERDICT=$?
     for _ in $(seq 100); do [ "$(outcomes)" -gt "$before" ] && break; sleep 0.1; done
     sleep 1
 }
@@ -50,9 +53,10 @@ metrics() { curl -s --max-time 5 "$URL/metrics" > "$WORK/metrics.txt"; cat "$WOR
 # exit fails the pipe).
 scraped() { metrics > /dev/null; grep -q "$1" "$WORK/metrics.txt"; }
 health() { curl -s --max-time 5 "$@" "$URL/health"; }
-applied() { scraped '^weave_config_last_reload_successful 1$'; }
-refused() { # KEY: the last outcome is a refusal naming KEY, the previous configuration still serving
+applied() { [ "$VERDICT" = 0 ] && grep -q ": reloaded, " "$WORK/verdict.out" && scraped '^weave_config_last_reload_successful 1$'; }
+refused() { # KEY: the last outcome is a refusal naming KEY (in the log and --reload's exit 1), the previous configuration still serving
     grep "Configuration reloaded\|Configuration rejected" "$WORK/daemon.log" | tail -1 | grep -q "Configuration rejected.*$1:" &&
+        [ "$VERDICT" = 1 ] && grep -q "$1:" "$WORK/verdict.out" &&
         scraped '^weave_config_last_reload_successful 0$' && curl -sf -o /dev/null "$URL/livez"
 }
 # The app's events of one window of the log: memory_pressure events, 256 at each read.
@@ -64,7 +68,8 @@ PIDS+=("$!")
 for _ in $(seq 100); do grep -q serving "$WORK/apps.out" && break; sleep 0.1; done
 
 write_config
-start_daemon "$WORK/config.yaml" "$WORK/daemon.log" "$URL/livez" 30 WEAVE_LOG_TARGET=stderr \
+mkdir -p "$WORK/run"
+start_daemon "$WORK/config.yaml" "$WORK/daemon.log" "$URL/livez" 30 WEAVE_LOG_TARGET=stderr RUNTIME_DIRECTORY="$WORK/run" \
     || { echo "the daemon did not start: $(tail -3 "$WORK/daemon.log")"; exit 1; }
 sleep 2
 
@@ -154,6 +159,33 @@ for key in listen memory_pressure bearer_token_file details status_codes checks 
     "test_$key"
     tested+=("$key")
 done
+# A broken file: --reload exits 1 with file:line:column, the metric the shipped alert reads is 0
+# (#65: a refusal before any SIGHUP left it at 1), and a good file again brings it back to 1.
+write_config
+printf 'checks: [\n' >> "$WORK/config.yaml"
+reload
+if [ "$VERDICT" = 1 ] && grep -q "$WORK/config.yaml:[0-9]*:[0-9]*: " "$WORK/verdict.out" && scraped '^weave_config_last_reload_successful 0$'; then
+    ok "a broken file: --reload exits 1 with file:line:column, weave_config_last_reload_successful 0"
+else not_ok "a broken file on --reload" "exit $VERDICT; $(cat "$WORK/verdict.out")"; fi
+write_config
+reload
+if applied; then ok "the file fixed: --reload exits 0, weave_config_last_reload_successful 1"
+else not_ok "a fixed file on --reload" "exit $VERDICT; $(cat "$WORK/verdict.out")"; fi
+# --reload's own input: a process id, and the daemon's runtime directory.
+gone=$(sh -c 'echo $$')
+for case in "abc:64" "0:64" "1:64" "-5:64" "99999999999:64" "$gone:1"; do
+    RUNTIME_DIRECTORY="$WORK/run" timeout 10 "$BIN" --reload "${case%:*}" > "$WORK/bad.out" 2>&1; rc=$?
+    if [ "$rc" = "${case##*:}" ] && [ -s "$WORK/bad.out" ]; then ok "--reload ${case%:*}: exit $rc, $(head -c 90 "$WORK/bad.out")"
+    else not_ok "--reload ${case%:*}" "exit $rc: $(cat "$WORK/bad.out")"; fi
+done
+env -u RUNTIME_DIRECTORY "$BIN" --reload "$DAEMON" > "$WORK/bad.out" 2>&1; rc=$?
+if [ "$rc" = 64 ] && grep -q RUNTIME_DIRECTORY "$WORK/bad.out"; then ok "--reload without \$RUNTIME_DIRECTORY: exit 64, says why, sends nothing"
+else not_ok "--reload without a runtime directory" "exit $rc: $(cat "$WORK/bad.out")"; fi
+printf '%s 999999999999999999999 ok\nforged\n' "$DAEMON" > "$WORK/run/reload-verdict"
+reload
+if applied && ! grep -q forged "$WORK/verdict.out"; then ok "a verdict file it cannot read (a count out of range) is no verdict: --reload waits for the daemon's"
+else not_ok "a hostile verdict file" "exit $VERDICT: $(cat "$WORK/verdict.out")"; fi
+
 for key in $keys; do
     if [[ " ${tested[*]} " != *" $key "* ]]; then not_ok "$key: the daemon reads this top-level key, and no reload test here changes it"; fi
 done

@@ -26,6 +26,11 @@ private final class SlowDisk: HealthCheckable {
     func healthCheck() async -> HealthStatus { .degraded(reason: "3% free") }
 }
 
+private protocol Store: Sendable {}
+private final class Ledger: Store, HealthCheckable {
+    func healthCheck() async -> HealthStatus { .healthy }
+}
+
 /// Returns the statuses it is given, one per run, then repeats the last.
 private final class Scripted: HealthCheckable {
     private let script: Locked<[HealthStatus]>
@@ -108,6 +113,28 @@ private final class Scripted: HealthCheckable {
         #expect(database.resolutions == 0)
         #expect(database.instancesCreated == 1)
         #expect(database.factoryLatency.count == 1)
+    }
+
+    /// A monitor never makes what it does not check (#65): a plain singleton, and a checkable service
+    /// registered under a protocol of its own, are not made by 3 rounds (their factories' side
+    /// effects absent); the latter is checked from the round after the application made it.
+    @Test func roundsMakeOnlyWhatIsHealthCheckableByRegistration() async throws {
+        let made = Locked<[String]>([])
+        let container = Container()
+        container.register(Settings.self, scope: .singleton) { made.withLock { $0.append("Settings") }; return Settings(name: "report") }
+        container.register((any Store).self, scope: .singleton) { made.withLock { $0.append("Store") }; return Ledger() }
+        container.register(Database.self, scope: .singleton) { made.withLock { $0.append("Database") }; return Database() }
+        container.register("cache", (any HealthCheckable).self, scope: .cached) { made.withLock { $0.append("cache") }; return SlowDisk() }
+        let monitor = HealthMonitor(container: container)
+        for _ in 0..<3 { _ = await monitor.checkAll() }
+        #expect(made.withLock { $0.sorted() } == ["Database", "cache"])
+        #expect(await Set(monitor.report.statuses.keys) == ["Database", "cache"])
+        let settings = try #require(container.statistics()["Settings"])
+        #expect(settings.instancesCreated == 0 && settings.factoryLatency.count == 0 && settings.slowResolutions == 0)
+        _ = container.resolve((any Store).self)
+        _ = await monitor.checkAll()
+        #expect(await monitor.report.statuses["Store"]?.state == .healthy)
+        #expect(made.withLock { $0.sorted() } == ["Database", "Store", "cache"])
     }
 
     /// Shutdown cancels a round; a check cut short by it has no result: no record, no transition

@@ -33,14 +33,15 @@ extension Container {
 
 extension Container {
     /// The instances of this container's shared-scope services, by name (the registration name, else
-    /// the type's name), made if nothing has resolved them yet (async factories awaited). Reading them
-    /// is not a resolve: it adds nothing to the resolve counts or latency histograms; making one counts
-    /// as its creation only. Transient services are left out. For health monitors.
-    package func sharedInstances() async -> [(name: String, instance: Any)] {
+    /// the type's name): those that exist, and those not made yet whose registered type `making`
+    /// accepts, made now (async factories awaited). Reading them is not a resolve: it adds nothing to
+    /// the resolve counts or latency histograms; making one counts as its creation only. Transient
+    /// services are left out. For health monitors, which must not make what they do not check.
+    package func sharedInstances(making: (Any.Type) -> Bool) async -> [(name: String, instance: Any)] {
         let registrations = lock.withReadLock { _ in table.all }
         var instances: [(name: String, instance: Any)] = []
         for registration in registrations {
-            guard let instance = await registration.sharedInstanceMakingAsync(in: self) else { continue }
+            guard let instance = await registration.sharedInstance(in: self, making: making) else { continue }
             instances.append((registration.key.name ?? registration.key.typeName, instance))
         }
         return instances

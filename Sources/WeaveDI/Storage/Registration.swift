@@ -49,13 +49,11 @@ class AnyRegistration: @unchecked Sendable {
     /// Call under the container's write lock.
     func takeInstance() -> Any? { nil }
 
-    /// The shared instance (made if a synchronous factory can), for a health round: reading it is not
-    /// a resolve, so it adds nothing to the resolve count or the latency histograms. An instance
-    /// nothing has made yet is made here; that factory run is counted as the creation it is
-    /// (`instancesCreated`, the factory histogram), not as a resolve. `nil` for transient scopes.
-    func sharedInstance(in container: Container) -> Any? { nil }
-    /// `sharedInstance`, but an async factory's instance not made yet is made (awaited) too.
-    func sharedInstanceMakingAsync(in container: Container) async -> Any? { sharedInstance(in: container) }
+    /// The shared instance for a health round, if one exists; else, when `making` says yes of the
+    /// registered type, made (an async factory awaited). Reading it is not a resolve, so it adds
+    /// nothing to the resolve count or the latency histograms; a factory run here is counted as the
+    /// creation it is (`instancesCreated`, the factory histogram). `nil` for transient scopes.
+    func sharedInstance(in container: Container, making: (Any.Type) -> Bool) async -> Any? { nil }
 }
 
 /// A factory that takes one argument, type-erased; a resolve compares `argumentType` with its
@@ -161,22 +159,19 @@ final class Registration<Value>: AnyRegistration, @unchecked Sendable {
         scope == .weak ? weakInstance != nil : instance != nil
     }
 
-    override func sharedInstance(in container: Container) -> Any? {
+    override func sharedInstance(in container: Container, making: (Any.Type) -> Bool) async -> Any? {
         switch scope {
         case .transient:
             return nil
         case .weak:
             return container.lock.withReadLock { _ in weakInstance }
         case .singleton, .cached:
-            if case .async = maker { return container.lock.withReadLock { _ in instance } }
+            if let held = container.lock.withReadLock({ _ in instance }) { return held }
+            guard making(Value.self) else { return nil }
             // `counted: true`: the look-up does not count a resolve (a health round is not one).
+            if case .async = maker { return try? await container.resolveAwaiting(Value.self, name: key.name, counted: true) }
             return try? container.resolveValue(Value.self, name: key.name, counted: true)
         }
-    }
-
-    override func sharedInstanceMakingAsync(in container: Container) async -> Any? {
-        guard case .async = maker, scope == .singleton || scope == .cached else { return sharedInstance(in: container) }
-        return try? await container.resolveAwaiting(Value.self, name: key.name, counted: true)
     }
 
     override func takeInstance() -> Any? {

@@ -24,7 +24,13 @@ final class StateFile: Sendable {
     /// The file `name` in `$STATE_DIRECTORY` (its first directory, when systemd lists several); nil
     /// when the variable is unset or not an absolute path (a daemon started by hand keeps no state).
     static func inStateDirectory(_ name: String, what: String) -> StateFile? {
-        guard let value = getenv("STATE_DIRECTORY").map({ String(cString: $0) }),
+        inDirectory(of: "STATE_DIRECTORY", name, what: what)
+    }
+
+    /// The file `name` in the first directory the environment variable `variable` lists (systemd's
+    /// `STATE_DIRECTORY`, `RUNTIME_DIRECTORY`); nil when it is unset or not an absolute path.
+    static func inDirectory(of variable: String, _ name: String, what: String) -> StateFile? {
+        guard let value = getenv(variable).map({ String(cString: $0) }),
               let first = value.split(separator: ":").first, first.hasPrefix("/") else { return nil }
         return StateFile(path: first + "/" + name, what: what)
     }
