@@ -70,7 +70,7 @@ public struct ContainerMetrics: MetricCollector {
                          help: "Resolve latency: every factory run (classic buckets 2^-17 to 8 s for the dependencies resolve_buckets keeps); one cached hit in 64 per thread (path=cached_hit, +Inf only). Native histograms of schema 3 in the protobuf exposition.",
                          unit: "seconds", histograms: durations),
             MetricFamily(name: "weave_resolve_latency_seconds", kind: .summary,
-                         help: "Resolve latency since start, both paths; quantiles from 8 buckets an octave, within 4.5 %.",
+                         help: "Resolve latency since start, both paths, the cached hits timed one in 64 weighted back to their count; quantiles from 8 buckets an octave, within 4.5 %.",
                          unit: "seconds", samples: latencies),
             .gauge("weave_registrations", "Registered services, by scope.",
                    Scope.allCases.map { ([("scope", $0.rawValue)], Double(registrations[$0.rawValue] ?? 0)) }),
