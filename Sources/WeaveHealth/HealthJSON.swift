@@ -17,6 +17,8 @@ package struct HealthJSON: Sendable {
         package let observedUnit: String?
         /// When the state began (`changedAt`, seconds since the epoch); nil when absent or not a UTC RFC 3339 time.
         package let changedAt: Double?
+        /// When the check last ran (`time`), read as `changedAt` is.
+        package let time: Double?
     }
 
     package let status: String?
@@ -38,11 +40,12 @@ package struct HealthJSON: Sendable {
         checks = members.map { key, value in
             let name = key.hasSuffix(":status") ? String(key.dropLast(":status".count)) : key
             guard case .array(let entries) = value, let entry = entries.first else {
-                return Check(name: name, hasEntry: false, status: nil, output: nil, observedValue: nil, observedUnit: nil, changedAt: nil)
+                return Check(name: name, hasEntry: false, status: nil, output: nil, observedValue: nil, observedUnit: nil, changedAt: nil, time: nil)
             }
             return Check(name: name, hasEntry: true, status: entry["status"]?.string, output: entry["output"]?.string,
                          observedValue: entry["observedValue"]?.number, observedUnit: entry["observedUnit"]?.string,
-                         changedAt: entry["changedAt"]?.string.flatMap { Timestamp.seconds(rfc3339: $0) })
+                         changedAt: entry["changedAt"]?.string.flatMap { Timestamp.seconds(rfc3339: $0) },
+                         time: entry["time"]?.string.flatMap { Timestamp.seconds(rfc3339: $0) })
         }
     }
 

@@ -341,6 +341,52 @@ private final class Store: HealthCheckable {
         #expect(text.contains("weave_app_dropped_families_total{app=\"helpless\",reason=\"reserved\"} 1\n"))
     }
 
+    /// What the daemon shows of an application's checks is dated by the application (#65): "checked"
+    /// is when its check ran (its `time`), not when the daemon read it; a down application's state
+    /// began when the daemon's request found it down, never before, and its reason does not alternate.
+    @Test func checksAreDatedByTheApplicationAndADownOneByTheReadThatFoundIt() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let now = WallClock.now()
+        let ran = (now - 7.5).rounded(.down), began = (now - 60).rounded(.down)
+        let health = #"{"status":"fail","checks":{"db:status":[{"status":"fail","output":"refused","#
+            + #""time":"\#(Timestamp.rfc3339(ran))","changedAt":"\#(Timestamp.rfc3339(began))"}]}}"#
+        let answer = "HTTP/1.1 200 OK\r\nContent-Type: application/health+json\r\nContent-Length: \(health.utf8.count)\r\n\r\n" + health
+        // Once broken, it answers /health with bytes that are not HTTP; /metrics is never an exposition:
+        // two endpoints failing with two reasons.
+        let broken = Locked(false)
+        let app = try startImpostor("dated") { client in
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            while case let count = recv(client, &buffer, buffer.count, 0), count > 0 {
+                let asksHealth = String(decoding: buffer[..<count], as: UTF8.self).hasPrefix("GET /health")
+                let reply = broken.withLock { $0 } && asksHealth ? "garbage\r\n\r\n" : answer
+                _ = reply.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+            }
+            close(client)
+        }
+        defer { stop(app) }
+        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(2), budget: .seconds(6)),
+                             group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 4))
+        await fleet.refreshHealth()
+        var records = Dictionary(uniqueKeysWithValues: fleet.healthRecords().map { ($0.name, $0) })
+        let db = try #require(records["dated/db"])
+        #expect(db.checkedAt == ran && db.changedAt == began)
+        #expect(records["dated"]?.checkedAt == ran && records["dated"]?.changedAt == began)
+
+        let stopped = WallClock.now()
+        broken.withLock { $0 = true }
+        await fleet.refreshHealth()
+        records = Dictionary(uniqueKeysWithValues: fleet.healthRecords().map { ($0.name, $0) })
+        let down = try #require(records["dated"])
+        #expect(down.status.state == .unhealthy && down.changedAt >= stopped && down.checkedAt >= down.changedAt)
+        #expect(records["dated/db"]?.changedAt == down.changedAt)
+        _ = await fleet.scrape()
+        await fleet.refreshHealth()
+        let later = try #require(fleet.healthRecords().first { $0.name == "dated" })
+        #expect(later.changedAt == down.changedAt && later.checkedAt >= down.checkedAt)
+        #expect(later.status.reason == down.status.reason, "one reason, not alternating: \(later.status.reason ?? "")")
+    }
+
     /// Applications that hang cannot starve the others: each request has its share of what is left
     /// of the budget (here 60 sockets that never answer, first by name, and 16 requests at once:
     /// four waves of 1.5 s in a budget of 6 s), so even the first scrape, in name order, reaches the healthy

@@ -233,10 +233,17 @@ extension AppFleet {
         let (now, reason) = states.withLock { states -> (Bool?, String?) in
             var state = states[target.name] ?? AppState(target: target)
             state.target = target
+            let wasUp = state.asked && state.failing.isEmpty
             state.asked = true
+            state.askedAt = WallClock.now()
             state.answering = answered
             if let pid { state.pid = pid }
             state.failing[path] = failure
+            if state.failing.isEmpty {
+                (state.downSince, state.downPath) = (nil, nil)
+            } else if state.downSince == nil || wasUp {
+                (state.downSince, state.downPath) = (state.askedAt, path)
+            }
             states[target.name] = state
             return (state.reachable, state.reason)
         }

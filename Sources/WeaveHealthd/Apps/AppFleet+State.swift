@@ -34,18 +34,24 @@ extension AppFleet {
 
         /// Whether it answered; nil before it was asked.
         var reachable: Bool? { asked ? failing.isEmpty : nil }
-        /// Why it is down, each distinct reason once.
+        /// When the daemon first found it down (its clock: the application says nothing meanwhile),
+        /// and the endpoint whose failure did; nil while it is up.
+        var downSince: Double?
+        var downPath: String?
+        /// When it was last asked anything.
+        var askedAt: Double = 0
+        /// Why it is down: the failure that took it down while that endpoint still fails, else the
+        /// first of the others, so one reason shows at a time and does not alternate.
         var reason: String? {
             guard !failing.isEmpty else { return nil }
-            var seen: Set<String> = []
-            return failing.sorted { $0.key > $1.key }.map(\.value).filter { seen.insert($0).inserted }.joined(separator: "; ")
+            return downPath.flatMap { failing[$0] } ?? failing.min { $0.key < $1.key }?.value
         }
         /// Whether its `/health` could not be read, or it answers nothing at all: its components are
         /// then down with it (an invalid `/metrics` alone leaves them as its `/health` says).
         var healthUnread: Bool { failing["/health"] != nil || status == nil || !answering }
         /// Its last `/health`: the application's aggregate state, and each component's state and output.
         var status: HealthStatus?
-        var components: [(name: String, status: HealthStatus, changedAt: Double?)] = []
+        var components: [AppHealth.Component] = []
         var checkedAt: Double = 0
         /// Its last `/dependencies`, for the status page; nil before the first, or when it has none.
         var dependencies: AppDependencies?
@@ -78,22 +84,25 @@ extension AppFleet {
             // Reachable but not yet read is no news either way.
             guard let reachable = state.reachable, !reachable || state.status != nil else { continue }
             let down = HealthStatus.unhealthy(error: FetchFailure("\(state.target.name) is down: \(state.reason ?? "no answer")"))
-            let time = state.checkedAt > 0 ? state.checkedAt : WallClock.now()
-            // When a state began is the application's own time where it says it (one time per
-            // transition everywhere), never later than the read that saw it.
-            func record(_ name: String, _ status: HealthStatus, changedAt: Double? = nil) -> HealthCheckRecord {
-                let changed = changedAt.map { min(max($0, 0), time) } ?? time
-                return HealthCheckRecord(name: name, status: status, lastResult: status, changedAt: changed, checkedAt: time, lastDuration: .zero,
+            let unread = state.healthUnread
+            // Read: the application's own times where it says them (one time per transition
+            // everywhere), never later than the read that saw them. Down: the daemon's, from the
+            // request that found it so to the last one asked.
+            let readAt = state.checkedAt > 0 ? state.checkedAt : WallClock.now()
+            func record(_ name: String, _ status: HealthStatus, changedAt: Double?, checkedAt: Double?) -> HealthCheckRecord {
+                let checked = unread ? max(state.askedAt, readAt) : checkedAt.map { min(max($0, 0), readAt) } ?? readAt
+                let changed = unread ? state.downSince ?? checked : changedAt.map { min(max($0, 0), checked) } ?? checked
+                return HealthCheckRecord(name: name, status: status, lastResult: status, changedAt: changed, checkedAt: checked, lastDuration: .zero,
                                   consecutiveFailures: status.state == .unhealthy ? 1 : 0, consecutiveSuccesses: status.state == .healthy ? 1 : 0,
                                   groups: [HealthCheckSettings.application])
             }
-            let unread = state.healthUnread
             records.append(record(state.target.name, reachable ? state.status! : down,
-                                  changedAt: unread ? nil : state.components.compactMap(\.changedAt).max()))
+                                  changedAt: state.components.compactMap(\.changedAt).max(),
+                                  checkedAt: state.components.compactMap(\.checkedAt).max()))
             // Its components as it reported them, unless its /health itself cannot be read.
             for component in state.components {
                 records.append(record(state.target.name + "/" + component.name, unread ? down : component.status,
-                                      changedAt: unread ? nil : component.changedAt))
+                                      changedAt: component.changedAt, checkedAt: component.checkedAt))
             }
         }
         return records

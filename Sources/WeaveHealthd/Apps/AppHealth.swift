@@ -4,9 +4,18 @@ import WeaveSupport
 /// An application's `/health` (application/health+json), read into statuses: its aggregate and each
 /// component's. The output is there only when the application shows details.
 struct AppHealth: Sendable {
+    /// One of its checks, with the application's own times (nil where it does not say them).
+    struct Component: Sendable {
+        let name: String
+        let status: HealthStatus
+        /// When its state began.
+        let changedAt: Double?
+        /// When it last ran: what "checked … ago" counts from, not when the daemon read it.
+        let checkedAt: Double?
+    }
+
     let status: HealthStatus
-    /// Each component's status, and when it began by the application's clock (nil when it does not say).
-    let components: [(name: String, status: HealthStatus, changedAt: Double?)]
+    let components: [Component]
     /// The bytes its components' names and reasons keep.
     var keptBytes: Int {
         components.reduce(0) { $0 + $1.name.utf8.count + ($1.status.reason?.utf8.count ?? 0) }
@@ -22,15 +31,16 @@ struct AppHealth: Sendable {
             throw FetchFailure("/health (HTTP \(code)) has no status pass, warn or fail")
         }
         status = Self.status(state, output: document.output, otherwise: "the application reports \(word)")
-        var components: [(String, HealthStatus, Double?)] = []
+        var components: [Component] = []
         for check in document.checks.prefix(AppFleet.maxComponents) {
             guard check.hasEntry, let word = check.status, let state = HealthState(ietfStatus: word) else {
                 throw FetchFailure("/health: component \(JSONText.quoted(check.name)) has no status pass, warn or fail")
             }
             guard Self.isPrintable(check.name) else { throw FetchFailure("/health: a component's name has control characters") }
-            components.append((check.name, Self.status(state, output: check.output, otherwise: "\(word) (no details shown)"), check.changedAt))
+            components.append(Component(name: check.name, status: Self.status(state, output: check.output, otherwise: "\(word) (no details shown)"),
+                                        changedAt: check.changedAt, checkedAt: check.time))
         }
-        self.components = components.sorted { $0.0 < $1.0 }
+        self.components = components.sorted { $0.name < $1.name }
     }
 
     private static func status(_ state: HealthState, output: String?, otherwise: String) -> HealthStatus {
