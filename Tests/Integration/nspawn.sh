@@ -470,4 +470,11 @@ if [ "$(IN systemctl is-active orders.service)" = active ] && [ "$answered" = 20
     ok "the example application's unit starts and serves without /run/weave/apps (ReadWritePaths=-)"
 else not_ok "the application without the daemon" "$(IN systemctl is-active orders.service), GET /orders $answered; $(IN journalctl -u orders --no-pager | tail -3)"; fi
 IN systemctl stop orders.service
+
+# --- the whole session's journal: libdispatch's worker threads start under the shipped units' filter ----------
+runs=$(IN journalctl --no-pager -q _COMM=weave-healthd MESSAGE_ID=3bbd3ed272c649f0bf8073cef7bd24fb | wc -l)
+priority=$(IN journalctl --no-pager -q | grep -c "Failed to set thread priority")
+if [ "$priority" = 0 ] && [ "$runs" -ge 3 ]; then
+    ok "no \"Failed to set thread priority\" line in the session's journal ($runs daemon starts, the example application's runs)"
+else not_ok "libdispatch under the shipped units" "$priority lines in $runs starts: $(IN journalctl --no-pager -q | grep -m2 "Failed to set thread priority")"; fi
 finish

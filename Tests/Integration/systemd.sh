@@ -34,8 +34,9 @@ for unit in weave-healthd.service weave-healthd.socket weave-healthd-isolated.se
     output=$(cd "$UNITS" && systemd-analyze verify "./$unit" 2>&1); rc=$?
     if [ $rc -eq 0 ] && [ -z "$output" ]; then ok "systemd-analyze verify $unit"; else not_ok "systemd-analyze verify $unit" "$output"; fi
 done
-# --threshold is on the 0-100 scale: 13 is an exposure of 1.3 (#64's limit, without PrivateUsers=).
-for pair in weave-healthd.service:13 weave-healthd-isolated.service:6 orders.service:15; do
+# --threshold is on the 0-100 scale: 14 is an exposure of 1.4 (#64's 1.3 without PrivateUsers=, and
+# 0.2 for setpriority, which libdispatch's worker threads call at their start: #65).
+for pair in weave-healthd.service:14 weave-healthd-isolated.service:6 orders.service:15; do
     unit=${pair%%:*}; threshold=${pair##*:}
     score=$(systemd-analyze security --offline=yes "$UNITS/$unit" 2>&1 | tail -1)
     if systemd-analyze security --offline=yes --threshold="$threshold" "$UNITS/$unit" >/dev/null 2>&1; then
