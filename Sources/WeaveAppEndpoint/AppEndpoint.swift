@@ -74,10 +74,19 @@ public final class AppEndpoint: Service, Sendable {
             routes: [.dependencies({ container.statistics() }, startup: { container.startupTree }), .events(events)])
         self.server = listeners.isEmpty ? nil : HealthServer(router: router, configuration: server, group: group, logger: logger)
         pressure = configuration.watchesMemoryPressure ? MemoryPressureMonitor { container.relieveMemoryPressure() } : nil
+        // The daemon reads the container's events from the socket and journals them, startup's
+        // included: from here the application's own records of them wait for the socket, and are
+        // written only if it never serves (`logsContainerEvents` keeps them as they are).
+        quiets = !configuration.logsContainerEvents && self.server != nil && container.instrumentation.logsEvents
+        if quiets { container.instrumentation.holdEventLogs() }
     }
+
+    /// Whether the application's own records of its container's events give way to the daemon's.
+    private let quiets: Bool
 
     deinit {
         for token in eventHooks { token.cancel() }
+        if quiets { container.instrumentation.releaseEventLogs(writing: true) }
     }
 
     /// The addresses listened on, once `run()` has bound them.
@@ -96,6 +105,8 @@ public final class AppEndpoint: Service, Sendable {
                 server = nil
             }
         }
+        let instrumentation = container.instrumentation
+        if quiets, server == nil { instrumentation.releaseEventLogs(writing: true) }
         pressure?.start()
         defer { pressure?.stop() }
         // Its factory runs inside traced requests become spans, when the application bootstrapped a tracer.
@@ -109,17 +120,19 @@ public final class AppEndpoint: Service, Sendable {
                 container.endStartup()
                 await monitor.run()
             }
-            group.addTask { [logger, server, configuration, lifecycle = router.lifecycle, instrumentation = container.instrumentation] in
+            group.addTask { [logger, server, quiets, lifecycle = router.lifecycle] in
                 if let server {
-                    // The daemon reads the container's events from the socket and journals them:
-                    // the application does not log them a second time (`logsContainerEvents`).
-                    let quiet = !configuration.logsContainerEvents && configuration.socket != .none && instrumentation.logsEvents
-                    if quiet { instrumentation.logsEvents = false }
-                    defer { if quiet { instrumentation.logsEvents = true } }
+                    // Serving, the daemon journals the events, those held since `init` included: the
+                    // application does not log them a second time (`logsContainerEvents`).
+                    defer { if quiets { instrumentation.logsEvents = true } }
                     do {
-                        try await server.run()
+                        try await server.run {
+                            if quiets { instrumentation.logsEvents = false }
+                            if quiets { instrumentation.releaseEventLogs(writing: false) }
+                        }
                         return
                     } catch {
+                        if quiets { instrumentation.releaseEventLogs(writing: true) }
                         logger.error("The endpoint cannot listen: \(error); the health checks still run")
                     }
                 }

@@ -44,7 +44,10 @@ public final class HealthServer: Service, Sendable {
     /// The addresses listened on, or nil while `run()` has not bound them yet.
     public var boundListeners: [String]? { boundAddresses.withLock { $0 } }
 
-    public func run() async throws {
+    public func run() async throws { try await run(whenListening: {}) }
+
+    /// Serves until graceful shutdown; `whenListening` is called once every listener is bound.
+    public func run(whenListening: @Sendable () -> Void) async throws {
         // One quiescing helper per listening channel: each tracks the connections of one server channel.
         var helpers: [ServerQuiescingHelper] = []
         var channels: [any Channel] = []
@@ -69,6 +72,7 @@ public final class HealthServer: Service, Sendable {
         let addresses = channels.map { $0.localAddress.map(Self.describe) ?? "?" }
         boundAddresses.withLock { $0 = addresses }
         logger.info("Listening", metadata: ["addresses": "\(addresses.joined(separator: ", "))"])
+        whenListening()
 
         let quiesce: @Sendable () -> Void = { [helpers] in for helper in helpers { helper.initiateShutdown(promise: nil) } }
         await withGracefulShutdownHandler {

@@ -142,6 +142,39 @@ private func waitUntilServing(_ endpoint: AppEndpoint) async throws {
         }
     }
 
+    /// What happens between the endpoint's creation and its socket serving (the application's
+    /// startup, before `app.execute()`) is logged once (#65): by the daemon, from `/events`, when the
+    /// socket serves; by the application, when it cannot.
+    @Test func startupEventsAreLoggedOnceWhetherOrNotTheSocketServes() async throws {
+        for serves in [true, false] {
+            let base = NSTemporaryDirectory() + "weave-apps-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            defer { try? FileManager.default.removeItem(atPath: base) }
+            // A directory under a file cannot be made: no socket.
+            if !serves { FileManager.default.createFile(atPath: base, contents: Data()) }
+            let directory = serves ? base : base + "/apps"
+            let records = LogRecords()
+            let container = Container(instrumentation: Instrumentation(logger: records.logger))
+            struct Down: Error {}
+            container.register(Service1.self) { () throws -> Service1 in throw Down() }
+            let endpoint = AppEndpoint(container: container, identity: ServiceIdentity(serviceID: "orders", description: "", version: "1"),
+                                       configuration: .init(socket: .discoverable(directory: directory), watchesMemoryPressure: false))
+            _ = try? container.resolveThrows(Service1.self) // startup, before the endpoint runs
+            await container.instrumentation.flush()
+            #expect(records.count(WeaveEvent.resolutionError.messageID) == 0, "held while the socket is not serving yet")
+            let group = ServiceGroup(services: [endpoint], logger: Logger(label: "test"))
+            let running = Task { try await group.run() }
+            await eventually { endpoint.router.lifecycle.isStarted }
+            if serves {
+                try await waitUntilServing(endpoint)
+                #expect(try await get("/events", socketPath: directory + "/orders.sock").contains("Service1"))
+            }
+            await container.instrumentation.flush()
+            #expect(records.count(WeaveEvent.resolutionError.messageID) == (serves ? 0 : 1), "serves: \(serves)")
+            await group.triggerGracefulShutdown()
+            try await running.value
+        }
+    }
+
     /// Only a graceful shutdown (SIGTERM in a `ServiceGroup`) removes the socket: the application left.
     @Test func aGracefulShutdownRemovesTheSocket() async throws {
         let directory = NSTemporaryDirectory() + "weave-apps-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"

@@ -20,6 +20,8 @@ public final class Instrumentation: Sendable {
         let startup = HookList<@Sendable (StartupTree) -> Void>()
         let level: Atomic<Int>
         let logsEvents = Atomic<Bool>(true)
+        /// The event records held back (`holdEventLogs()`), and how many did not fit; nil when none are.
+        let held = Locked<(records: [HeldRecord], dropped: Int)?>(nil)
         let logger: Locked<Logger>
 
         init(logger: Logger, level: LogLevel) {
@@ -48,8 +50,9 @@ public final class Instrumentation: Sendable {
                     for handler in pressure.all { handler() }
                 case .startup(let tree):
                     if logsEvents.load(ordering: .relaxed) {
-                        log(.warnings, .notice, Instrumentation.message(tree), metadata: WeaveEvent.startupResolutions.metadata(Instrumentation.metadata(tree)),
-                            file: #fileID, function: #function, line: #line)
+                        logEvent(.warnings, .notice, Instrumentation.message(tree),
+                                 metadata: WeaveEvent.startupResolutions.metadata(Instrumentation.metadata(tree)),
+                                 file: #fileID, function: #function, line: #line)
                     }
                     for handler in startup.all { handler(tree) }
                 case .flush(let continuation):
@@ -79,9 +82,37 @@ public final class Instrumentation: Sendable {
                          file: file, function: function, line: line)
             }
             guard admitted else { return }
-            log(category, level, message(), metadata: event.metadata(metadata()), file: file, function: function, line: line)
+            logEvent(category, level, message(), metadata: event.metadata(metadata()), file: file, function: function, line: line)
+        }
+
+        /// Logs an event's record, or holds it back while records are held.
+        func logEvent(_ category: LogLevel, _ level: Logger.Level, _ message: Logger.Message, metadata: Logger.Metadata,
+                      file: String, function: String, line: UInt) {
+            guard self.level.load(ordering: .relaxed) <= category.rawValue else { return }
+            let record = HeldRecord(level: level, message: message, metadata: metadata, file: file, function: function, line: line)
+            let kept = held.withLock { held -> Bool in
+                guard held != nil else { return false }
+                if held!.records.count < Instrumentation.maxHeldRecords { held!.records.append(record) } else { held!.dropped += 1 }
+                return true
+            }
+            if !kept { record.write(to: logger.withLock { $0 }) }
         }
     }
+
+    /// An event's record held back, to be written as it would have been.
+    struct HeldRecord: Sendable {
+        let level: Logger.Level
+        let message: Logger.Message
+        let metadata: Logger.Metadata
+        let file: String, function: String, line: UInt
+
+        func write(to logger: Logger) {
+            logger.log(level: level, message, metadata: metadata, file: file, function: function, line: line)
+        }
+    }
+
+    /// The most event records `holdEventLogs()` keeps; the others are counted, and the count logged.
+    static let maxHeldRecords = 1_000
 
     /// `seconds` in milliseconds with three decimals at most: `40.095`, not `40.094764999999995`.
     static func milliseconds(_ seconds: Double) -> String {
@@ -186,6 +217,25 @@ public final class Instrumentation: Sendable {
     public var logsEvents: Bool {
         get { state.logsEvents.load(ordering: .relaxed) }
         set { state.logsEvents.store(newValue, ordering: .relaxed) }
+    }
+
+    /// Holds back the records of events (slow resolutions, resolution errors, the startup tree)
+    /// until `releaseEventLogs(writing:)`: for an endpoint made before startup whose socket serves
+    /// only later, so that what happens meanwhile is logged once, by the daemon that will read its
+    /// `/events`, or, if the socket never serves, here after all. At most `maxHeldRecords` are kept.
+    public func holdEventLogs() {
+        state.held.withLock { if $0 == nil { $0 = ([], 0) } }
+    }
+
+    /// Ends `holdEventLogs()`: the held records are written as they would have been when `writing`,
+    /// else dropped (another process journals them).
+    public func releaseEventLogs(writing: Bool) {
+        guard let held = state.held.withLock({ held in defer { held = nil }; return held }), writing else { return }
+        let logger = state.logger.withLock { $0 }
+        for record in held.records { record.write(to: logger) }
+        if held.dropped > 0 {
+            logger.warning("\(held.dropped) more records of the container's events, held while its endpoint was starting, were not kept")
+        }
     }
 
     // MARK: Hooks
