@@ -47,6 +47,25 @@ public struct HealthRouter: Sendable {
     /// application's.
     public var mountedRoutes: [HealthRoute] { routes.filter(\.isMounted) }
 
+    /// Which routes a framework adapter mounts on an application's own port.
+    public enum Mount: Sendable {
+        /// `/health`, `/livez`, `/readyz` and `/readyz/<check>`: what load balancers and orchestrators
+        /// probe (reasons shown as the policy says). The default: an application's port is often
+        /// public, and the others give its dependencies' names, timings and errors to whoever asks.
+        case probes
+        /// Every mounted route, `/metrics`, `/dependencies` and `/events` too: for a port only trusted
+        /// scrapers reach. The endpoint's own socket serves them all to weave-healthd either way.
+        case all
+    }
+
+    /// The routes `mount` selects of `mountedRoutes`.
+    public func mountedRoutes(_ mount: Mount) -> [HealthRoute] {
+        switch mount {
+        case .all: mountedRoutes
+        case .probes: mountedRoutes.filter { $0.isProbe || $0.components == ["health"] }
+        }
+    }
+
     /// The route `path` (a request's path, without its query) names, if any.
     public func route(for path: String) -> HealthRoute? {
         guard path.hasPrefix("/") else { return nil }

@@ -151,9 +151,10 @@ package enum Daemon {
         let blocking = BlockingCalls()
         let owners = AppOwners(file: StateFile.inStateDirectory(AppOwners.fileName, what: AppOwners.what))
         // What the previous daemon left in $STATE_DIRECTORY: where it stopped reading each application's
-        // events, and which applications were stopped with their unit enabled.
+        // events, which applications were stopped with their unit enabled, and their last slow chains.
         let appEvents = AppEventJournal(limit: configuration.logRateLimit,
-                                        file: StateFile.inStateDirectory(EventPositions.fileName, what: EventPositions.what))
+                                        file: StateFile.inStateDirectory(EventPositions.fileName, what: EventPositions.what),
+                                        slowChains: AppSlowChains(file: StateFile.inStateDirectory(AppSlowChains.fileName, what: AppSlowChains.what)))
         let appLifecycle = AppLifecycle(file: StateFile.inStateDirectory(AppLifecycle.fileName, what: AppLifecycle.what))
         let source = DaemonSource(await Runtime(configuration: configuration, group: group, connections: appConnections,
                                                blocking: blocking, owners: owners, events: appEvents, lifecycle: appLifecycle,

@@ -6,16 +6,17 @@ public import WeaveHealthRoutes
 
 extension RouterMethods {
     /// Mounts a `HealthRouter`'s endpoints (an `AppEndpoint`'s `router`) in this Hummingbird router:
-    /// its `mountedRoutes` (`/metrics`, `/health`, `/livez`, `/readyz`, `/readyz/<check>`,
-    /// `/dependencies`, `/events`, and any route added as a row), for their methods, with `?verbose`
-    /// and `?exclude=` as on the endpoint's own socket.
+    /// by default the probes (`/health`, `/livez`, `/readyz`, `/readyz/<check>`); with `.all`,
+    /// `/metrics`, `/dependencies`, `/events` and any route added as a row too, for a port only
+    /// trusted scrapers reach. For their methods, with `?verbose` and `?exclude=` as on the
+    /// endpoint's own socket.
     ///
     /// ```swift
     /// router.addWeaveHealthRoutes(endpoint.router)
     /// ```
     @discardableResult
-    public func addWeaveHealthRoutes(_ health: HealthRouter) -> Self {
-        for route in health.mountedRoutes {
+    public func addWeaveHealthRoutes(_ health: HealthRouter, _ mount: HealthRouter.Mount = .probes) -> Self {
+        for route in health.mountedRoutes(mount) {
             let path = RouterPath("/" + route.components.joined(separator: "/"))
             for method in route.methods.compactMap({ HTTPRequest.Method(rawValue: $0) }) {
                 on(path, method: method) { request, _ -> Response in

@@ -5,8 +5,9 @@ public import WeaveAppEndpoint
 
 extension RoutesBuilder {
     /// Mounts a `HealthRouter`'s endpoints (an `AppEndpoint`'s `router`) in this Vapor application
-    /// or route group: its `mountedRoutes` (`/metrics`, `/health`, `/livez`, `/readyz`,
-    /// `/readyz/<check>`, `/dependencies`, `/events`, and any route added as a row), for their methods, with `?verbose` and `?exclude=` as on
+    /// or route group: by default the probes (`/health`, `/livez`, `/readyz`, `/readyz/<check>`);
+    /// with `.all`, `/metrics`, `/dependencies`, `/events` and any route added as a row too, for a
+    /// port only trusted scrapers reach. For their methods, with `?verbose` and `?exclude=` as on
     /// the endpoint's own socket (Vapor answers HEAD from GET, so HEAD is not registered).
     ///
     /// ```swift
@@ -15,8 +16,8 @@ extension RoutesBuilder {
     ///
     /// The same name as the Hummingbird adapter's. `Application.addWeaveEndpoint(_:)` runs the
     /// endpoint itself (its checks and its socket) in the application's lifecycle.
-    public func addWeaveHealthRoutes(_ health: HealthRouter) {
-        for route in health.mountedRoutes {
+    public func addWeaveHealthRoutes(_ health: HealthRouter, _ mount: HealthRouter.Mount = .probes) {
+        for route in health.mountedRoutes(mount) {
             let path = route.components.map { PathComponent(stringLiteral: $0) }
             for method in route.methods where method != "HEAD" {
                 on(HTTPMethod(rawValue: method), path) { request async -> Response in

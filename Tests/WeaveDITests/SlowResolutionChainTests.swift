@@ -141,6 +141,27 @@ private final class AsyncLedger: Sendable {}
         #expect(reported.allSatisfy { $0.chain.count == 1 && $0.selfTime <= $0.duration && $0.slowest == 0 })
     }
 
+    /// Below the slow run, the chain follows the nested run with the largest total (#65): a 109 ms
+    /// run of two 50 ms runs is where the time went, not a 60 ms leaf beside it, although that leaf
+    /// has the most self time. A known tree, reported as a thread's trace reports it.
+    @Test func theChainFollowsTheLargestTotals() async throws {
+        let instrumentation = Instrumentation()
+        let chains = Locked<[SlowResolution]>([])
+        let token = instrumentation.onSlowResolution { (resolution: SlowResolution) in chains.withLock { $0.append(resolution) } }
+        defer { token.cancel() }
+        let report = ResolutionTrace.Report(instrumentation: instrumentation, throttle: LogThrottle(limit: .init(burst: 10, window: .seconds(1))),
+                                            threshold: 10_000_000)
+        let ms: UInt64 = 1_000_000
+        // In the order they ended: Root(180: 11 own) holds A(109: 9 own; A1 50, A2 50) and B(60, all own).
+        ResolutionTrace.report([("A1", 50 * ms, 50 * ms, 2, nil), ("A2", 50 * ms, 50 * ms, 2, nil), ("A", 109 * ms, 9 * ms, 4, nil),
+                                ("B", 60 * ms, 60 * ms, 4, nil), ("Root", 180 * ms, 11 * ms, nil, report)])
+        await instrumentation.flush()
+        let root = try #require(chains.withLock { $0.first })
+        #expect(root.chainText == "Root → A → A1")
+        #expect(root.chain.map(\.total) == [.milliseconds(180), .milliseconds(109), .milliseconds(50)])
+        #expect(root.chain[root.slowest].service == "A1", "the most self time of the runs in the chain")
+    }
+
     /// The chain reaches the journal's fields, bounded: `WEAVE_CHAIN`, `WEAVE_SELF_USEC`, `WEAVE_SLOWEST`.
     @Test func theLogRecordCarriesTheChain() {
         let run = { (name: String, total: Int, own: Int) in

@@ -84,7 +84,8 @@ import WeaveTestSupport
                  └─ Database  20 ms, self 20 ms  ← slowest
             Startup, first resolutions:
               OrderService  35 ms, self 5 ms, at +0 ns
-              └─ ReportBuilder  30 ms, self 10 ms, at +5 ms  ← slowest
+              └─ ReportBuilder  30 ms, self 10 ms, at +5 ms
+                 └─ Evil\\u{1B}[2J\\u{202E}gnp<b>  20 ms, self 20 ms, at +15 ms  ← slowest
 
             """)
         #expect(DependencyWhy.render(app: "orders", dependency: "Nothing", slow: nil, startup: Self.tree) == nil)
@@ -97,6 +98,70 @@ import WeaveTestSupport
         #expect(chains.keptBytes <= AppSlowChains.bytesPerApp)
         chains.forget("orders")
         #expect(chains.last("orders", through: "D39") == nil)
+    }
+
+    /// `why`'s words (#65): each run's total is its self time, the runs shown under it and "other
+    /// nested runs", so the self times add up to the outermost total; the startup tree goes on
+    /// below the dependency asked about; one mark, the most self time shown, in both trees.
+    @Test func whyTimesAddUpAndBothTreesMarkAlike() throws {
+        // Known truth: App (109 ms: 5 ms own, Report 100 ms, 4 ms of runs too short to keep);
+        // Report (100 ms: 40 own, Store 60 ms); Store 60 ms, all its own.
+        let fields = ["dependency": "Report", "duration_usec": "100000", "threshold_usec": "10000",
+                      "chain": "App → Report → Store", "chain_usec": "109000/5000 100000/40000 60000/60000", "slowest": "Store"]
+        let slow = try #require(AppSlowChains.Slow(time: 1_800_000_000, fields: fields))
+        let startup = StartupTree(runs: [
+            Self.run("App", nil, start: 0, total: 109, own: 5),
+            Self.run("Report", "App", start: 5, total: 100, own: 40),
+            Self.run("Cache", "Report", start: 10, total: 20, own: 20),
+            Self.run("Store", "Report", start: 30, total: 60, own: 60),
+            Self.run("Mailer", "App", start: 105, total: 4, own: 4),
+        ], endedAt: 1_800_000_000, omitted: 0)
+        let text = try #require(DependencyWhy.render(app: "orders", dependency: "Report", slow: slow, startup: startup))
+        #expect(text == """
+            orders/Report
+            Last slow resolution, \(Timestamp.readable(1_800_000_000)): Report took 100 ms (threshold 10 ms)
+              App  109 ms, self 5 ms
+              └─ other nested runs  4 ms
+              └─ Report  100 ms, self 40 ms
+                 └─ Store  60 ms, self 60 ms  ← slowest
+            Startup, first resolutions:
+              App  109 ms, self 5 ms, at +0 ns
+              └─ other nested runs  4 ms
+              └─ Report  100 ms, self 40 ms, at +5 ms
+                 └─ Cache  20 ms, self 20 ms, at +10 ms
+                 └─ Store  60 ms, self 60 ms, at +30 ms  ← slowest
+
+            """)
+    }
+
+    /// The last slow resolution of each dependency stays (#65): a flood of another dependency's slow
+    /// resolutions replaces its own record, not this one; and the records outlive the daemon in its
+    /// state directory, read back whole; a file that is not one is not used.
+    @Test func eachDependencysLastSlowChainStaysAndSurvivesARestart() async throws {
+        let path = "/tmp/weave-chains-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).json"
+        defer { unlink(path) }
+        let fields = ["dependency": "Report", "duration_usec": "100000", "threshold_usec": "10000", "slowest": "Store",
+                      "chain": "App → Report → Store", "chain_usec": "109000/5000 100000/40000 60000/60000"]
+        let before = AppSlowChains(file: StateFile(path: path, what: AppSlowChains.what))
+        before.note("orders", try #require(AppSlowChains.Slow(time: 1_800_000_000, fields: fields)))
+        for index in 0..<1_000 {
+            before.note("orders", try #require(AppSlowChains.Slow(time: 1_800_000_001 + Double(index), fields: ["dependency": "Flood"])))
+        }
+        #expect(before.last("orders", through: "Report")?.fields == fields, "1,000 slow Flood resolutions later")
+        await before.persist(with: BlockingCalls())
+        let after = AppSlowChains(file: StateFile(path: path, what: AppSlowChains.what))
+        let kept = try #require(after.last("orders", through: "Store"))
+        #expect(kept.fields == fields && kept.time == 1_800_000_000 && kept.times.count == 3)
+        #expect(after.last("orders", through: "Flood")?.time == 1_800_001_000)
+        #expect(after.keptBytes == before.keptBytes)
+        for broken in [#"{"chains":[{"app":"orders","time":1e300,"fields":{"dependency":"Report"}}]}"#,
+                       #"{"chains":[{"app":"orders","time":1800000000,"fields":{"dependency":"A","dependency":"B"}}]}"#,
+                       #"{"chains":[{"app":"","time":1800000000,"fields":{"dependency":"A"}}]}"#, #"{"chains":"#] {
+            let handle = try #require(fopen(path, "w"))
+            fputs(broken, handle)
+            fclose(handle)
+            #expect(AppSlowChains(file: StateFile(path: path, what: AppSlowChains.what)).keptBytes == 0, "\(broken)")
+        }
     }
 
     /// A slow resolution at the field limits (512 bytes each), for every application names can be

@@ -31,7 +31,7 @@ private let bootstrappedTracer: InMemoryTracer = {
 
 @Suite struct WeaveHummingbirdTests {
     /// The routes of an endpoint without a socket of its own, mounted beside the application's.
-    func application() async -> (some ApplicationProtocol, Container) {
+    func application(_ mount: HealthRouter.Mount = .all) async -> (some ApplicationProtocol, Container) {
         let container = Container()
         container.register(Orders.self) { Orders() }
         container.register("disk", (any HealthCheckable).self, scope: .singleton) { SlowDisk() }
@@ -41,8 +41,22 @@ private let bootstrappedTracer: InMemoryTracer = {
         endpoint.router.lifecycle.markStarted()
         let router = Router()
         router.get("/orders") { _, _ in "[]" }
-        router.addWeaveHealthRoutes(endpoint.router)
+        router.addWeaveHealthRoutes(endpoint.router, mount)
         return (Application(router: router), container)
+    }
+
+    /// By default the application's own port serves the probes only (#65): its dependencies' names,
+    /// timings and errors (`/metrics`, `/dependencies`, `/events`) are for the socket, or opted in.
+    @Test func theDefaultMountIsTheProbes() async throws {
+        let (app, _) = await application(.probes)
+        try await app.test(.router) { client in
+            for path in ["/metrics", "/dependencies", "/events"] {
+                try await client.execute(uri: path, method: .get) { #expect($0.status == .notFound, "\(path)") }
+            }
+            for path in ["/health", "/livez", "/readyz", "/readyz/disk"] {
+                try await client.execute(uri: path, method: .get) { #expect($0.status == .ok, "\(path)") }
+            }
+        }
     }
 
     @Test func servesTheEndpointsBesideTheApplicationsRoutes() async throws {

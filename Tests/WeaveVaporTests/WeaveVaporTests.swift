@@ -31,8 +31,18 @@ private final class Orders: Sendable {}
 
         let app = try await Application.make(.testing)
         app.get("orders") { _ in "[]" }
-        app.addWeaveHealthRoutes(endpoint.router)
+        app.addWeaveHealthRoutes(endpoint.router, .all)
+        let probesOnly = try await Application.make(.testing)
+        probesOnly.addWeaveHealthRoutes(endpoint.router)
         do {
+            // By default the probes only (#65): /metrics, /dependencies and /events are opted in.
+            let probes = try probesOnly.testing()
+            for path in ["metrics", "dependencies", "events"] {
+                try await probes.test(.GET, path) { #expect($0.status == .notFound, "\(path)") }
+            }
+            try await probes.test(.GET, "readyz/queue") { #expect($0.status == .serviceUnavailable) }
+            try await probes.test(.GET, "livez") { #expect($0.status == .ok) }
+            try await probesOnly.asyncShutdown()
             let tester = try app.testing()
             try await tester.test(.GET, "orders") { #expect($0.body.string == "[]") }
             try await tester.test(.GET, "metrics") { response in

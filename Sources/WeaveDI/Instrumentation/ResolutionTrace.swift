@@ -2,7 +2,8 @@
 /// those longer than an eighth of their container's threshold (a run's total is at least each of
 /// its nested runs', so every run on the way to a named one is named too). Slow runs are reported
 /// when the outermost resolve ends, when every total on their chain is known: each with the chain
-/// from the outermost run down through it to the run with the most self time below it.
+/// from the outermost run down through it and, below it, through the nested run with the largest
+/// total at each level (the critical path: where its time went).
 /// One per thread (`ThreadFrame.trace`), written by that thread only.
 @usableFromInline
 final class ResolutionTrace {
@@ -50,21 +51,16 @@ final class ResolutionTrace {
     }
 
     /// Reports each run of a finished resolve that has a `report` with its chain: from the outermost
-    /// run down through it to the run with the most self time below it. `runs` are in the order they
-    /// ended (a run after the runs nested in it), each with its parent's index. The one home of the
-    /// chain for synchronous runs (a thread's trace) and async ones (`AsyncResolutionTrace`).
+    /// run down through it, then through the nested run with the largest total at each level.
+    /// `runs` are in the order they ended (a run after the runs nested in it), each with its parent's
+    /// index. The one home of the chain for synchronous runs (a thread's trace) and async ones
+    /// (`AsyncResolutionTrace`).
     static func report(_ runs: [(service: String, total: UInt64, own: UInt64, parent: Int?, report: Report?)]) {
-        var heaviest = [Int?](repeating: nil, count: runs.count) // the child whose subtree has the most self time
-        var mostOwn = runs.map(\.own) // the most self time in each subtree
+        var longest = [Int?](repeating: nil, count: runs.count) // each run's nested run with the largest total
         for (index, run) in runs.enumerated() {
-            // Its children ended before it: its subtree is complete.
-            if let child = heaviest[index] { mostOwn[index] = max(run.own, mostOwn[child]) }
-            if let parent = run.parent, heaviest[parent].map({ mostOwn[index] > mostOwn[$0] }) ?? true { heaviest[parent] = index }
+            if let parent = run.parent, longest[parent].map({ run.total > runs[$0].total }) ?? true { longest[parent] = index }
         }
-        /// The heaviest child of `index`, when its subtree has a run with more self time than `index`'s own.
-        func below(_ index: Int) -> Int? {
-            heaviest[index].flatMap { mostOwn[$0] > runs[index].own ? $0 : nil }
-        }
+        func below(_ index: Int) -> Int? { longest[index] }
         for (index, run) in runs.enumerated() {
             guard let report = run.report else { continue }
             var above: [Int] = []

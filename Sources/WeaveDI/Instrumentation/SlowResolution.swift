@@ -1,9 +1,11 @@
 import WeaveSupport
 
 /// A resolve slower than its container's threshold, and why: the chain of factory runs it was part
-/// of, from the outermost resolve on its thread down through it to the run that took the most time
-/// of its own (`OrderService → ReportBuilder → Database`), each with its total and its self time
-/// (its total minus the runs nested in it). What `Instrumentation.onSlowResolution` hands over.
+/// of, from the outermost resolve on its thread down through it and, below it, through the nested
+/// run with the largest total at each level (`OrderService → ReportBuilder → Database`), each with
+/// its total and its self time (its total minus the runs nested in it: a run's total is its self
+/// time, its chained run's total, and the other runs nested in it). What
+/// `Instrumentation.onSlowResolution` hands over.
 public struct SlowResolution: Sendable, Equatable {
     /// One factory run of the chain.
     public struct Run: Sendable, Equatable {
@@ -26,8 +28,7 @@ public struct SlowResolution: Sendable, Equatable {
     public let duration: Duration
     /// The container's threshold it passed.
     public let threshold: Duration
-    /// From the outermost resolve to the run with the most self time below `service`; `service` is
-    /// one of them (`chain[position]`).
+    /// From the outermost resolve through `service` (`chain[position]`) down its longest nested runs.
     public let chain: [Run]
     public let position: Int
     /// The run of `chain` with the most self time.

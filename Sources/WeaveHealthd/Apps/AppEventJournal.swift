@@ -50,11 +50,12 @@ final class AppEventJournal: Sendable {
     private let restored: Bool
     private let logger: Logger
     /// The slow resolutions read, for `weave-health why`.
-    let slowChains = AppSlowChains()
+    let slowChains: AppSlowChains
 
     /// Reads the kept places from `file` (a blocking read: at startup).
-    init(limit: LogRateLimit, started: Double = WallClock.now(), file: StateFile? = nil,
+    init(limit: LogRateLimit, started: Double = WallClock.now(), file: StateFile? = nil, slowChains: AppSlowChains = AppSlowChains(),
          bounds: (owner: LogRateLimit, host: LogRateLimit)? = nil, logger: Logger = Logger(label: "weave.healthd.apps")) {
+        self.slowChains = slowChains
         throttle = LogThrottle(limit: limit)
         derivesBounds = bounds == nil
         let bounds = bounds ?? Self.bounds(for: limit)
@@ -95,6 +96,7 @@ final class AppEventJournal: Sendable {
     /// save is tried again after the next round.
     func persist(with blocking: BlockingCalls) async {
         await file?.saveChanges(of: places, changed: \.changed, with: blocking) { EventPositions.render($0.byApp) }
+        await slowChains.persist(with: blocking)
     }
 
     /// Reads one answer of `app`'s `/events` and logs what is new in it. A page that is not one is

@@ -4,11 +4,13 @@ import WeaveSupport
 /// not the journal's rate limit wrote them): what `weave-health why APP/DEPENDENCY` shows beside
 /// the dependency's startup chain.
 ///
-/// Bounded by bytes, each application by its own: an application keeps its newest slow resolutions
-/// that fit in `bytesPerApp` (its newest always, which fits at the field limits), for as many
-/// applications as names can be bound (`AppOwners.maxNames`), so no application's chains take
-/// another's room and the whole stays under `maxBytes` (#64: 32 per application, counted, were
-/// ~90 kB each; 4,096 applications would have taken ~360 MB).
+/// Each application keeps the last slow resolution of each of its dependencies, the most recently
+/// slow first, in `bytesPerApp` (about 14 dependencies with names of usual lengths, one at the
+/// field limits): a flood of one dependency's slow resolutions replaces its own record, not the
+/// others'. Bounded by bytes, each application by its own, for as many applications as names can
+/// be bound (`AppOwners.maxNames`), so no application's chains take another's room and the whole
+/// stays under `maxBytes` (#64). They are kept in the state directory (`slow-chains.json`, the
+/// newest that fit in `maxFileBytes`), so a restarted daemon still knows them (#65).
 final class AppSlowChains: Sendable {
     /// One slow resolution, its fields as read (`logSafe`, cut), packed: its names in one buffer.
     struct Slow: Sendable {
@@ -45,6 +47,16 @@ final class AppSlowChains: Sendable {
             self.names = names
         }
 
+        /// The fields it was read from, for the state file (`init?(time:fields:)` reads them back).
+        var fields: [String: String] {
+            var fields = ["dependency": dependency, "chain": chain.joined(separator: " → ")]
+            if let slowest { fields["slowest"] = slowest }
+            if let durationMicros { fields["duration_usec"] = "\(durationMicros)" }
+            if let thresholdMicros { fields["threshold_usec"] = "\(thresholdMicros)" }
+            if !times.isEmpty { fields["chain_usec"] = times.map { "\($0.total)/\($0.own)" }.joined(separator: " ") }
+            return fields
+        }
+
         var dependency: String { name(0) ?? "" }
         var slowest: String? { name(1).flatMap { $0.isEmpty ? nil : $0 } }
         /// From the outermost run; the slow dependency alone from an application before 0.3.
@@ -71,33 +83,95 @@ final class AppSlowChains: Sendable {
     static let maxApps = AppOwners.maxNames
     /// What they may hold together (56 MiB), besides the table's entries.
     static let maxBytes = bytesPerApp * maxApps
+    /// The most the state file holds: the newest records that fit, whatever the application.
+    static let maxFileBytes = StateFile.maxBytes - (64 << 10)
+    static let fileName = "slow-chains.json"
+    static let what = "the applications' last slow resolutions"
 
-    private let byApp = Locked<[String: [Slow]]>([:])
+    private struct State: Sendable {
+        var byApp: [String: [Slow]] = [:]
+        /// Whether `byApp` changed since the last save.
+        var changed = false
+    }
 
-    /// Keeps `slow` as `app`'s latest, and as many of its earlier ones as fit beside it.
+    private let state = Locked(State())
+    private let file: StateFile?
+
+    /// Reads the records `file` kept (a blocking read: at startup); nil keeps them in memory only.
+    init(file: StateFile? = nil) {
+        self.file = file
+        let kept = file?.load(consequence: "weave-health why knows no slow resolution from before this daemon", Self.parse)
+        for (app, slow) in kept ?? [] { note(app, slow) }
+        state.withLock { $0.changed = false }
+    }
+
+    /// Keeps `slow` as `app`'s latest, in place of the last of its dependency, and as many of its
+    /// other dependencies' as fit beside it.
     func note(_ app: String, _ slow: Slow) {
-        byApp.withLock { byApp in
-            guard byApp[app] != nil || byApp.count < Self.maxApps else { return }
-            var kept = byApp[app] ?? []
+        state.withLock { state in
+            guard state.byApp[app] != nil || state.byApp.count < Self.maxApps else { return }
+            var kept = state.byApp[app] ?? []
+            kept.removeAll { $0.dependency == slow.dependency }
             kept.append(slow)
             var bytes = kept.reduce(0) { $0 + $1.bytes }
             while kept.count > 1, bytes > Self.bytesPerApp { bytes -= kept.removeFirst().bytes }
-            byApp[app] = kept
+            state.byApp[app] = kept
+            state.changed = true
         }
     }
 
     /// Forgets `app` (it left).
     func forget(_ app: String) {
-        byApp.withLock { _ = $0.removeValue(forKey: app) }
+        state.withLock { state in
+            if state.byApp.removeValue(forKey: app) != nil { state.changed = true }
+        }
     }
 
     /// `app`'s latest slow resolution whose chain runs through `dependency`.
     func last(_ app: String, through dependency: String) -> Slow? {
-        byApp.withLock { $0[app]?.last { $0.dependency == dependency || $0.chain.contains(dependency) } }
+        state.withLock { $0.byApp[app]?.last { $0.dependency == dependency || $0.chain.contains(dependency) } }
     }
 
     /// What they hold, by `Slow.bytes`.
     var keptBytes: Int {
-        byApp.withLock { $0.values.reduce(0) { $0 + $1.reduce(0) { $0 + $1.bytes } } }
+        state.withLock { $0.byApp.values.reduce(0) { $0 + $1.reduce(0) { $0 + $1.bytes } } }
+    }
+
+    /// Saves the records when they changed since the last save, on `blocking`'s threads.
+    func persist(with blocking: BlockingCalls) async {
+        await file?.saveChanges(of: state, changed: \.changed, with: blocking) { Self.render($0.byApp) }
+    }
+
+    /// `{"chains":[{"app":"orders","time":1764316800.25,"fields":{"dependency":"Report",…}},…]}`, oldest
+    /// first: the newest records whose text fits in `maxFileBytes`.
+    static func render(_ byApp: [String: [Slow]]) -> String {
+        let newest = byApp.flatMap { app, records in records.map { (app, $0) } }.sorted { $0.1.time > $1.1.time }
+        var entries: [String] = []
+        var bytes = 0
+        for (app, slow) in newest {
+            let fields = slow.fields.sorted { $0.key < $1.key }.map { "\(JSONText.quoted($0.key)):\(JSONText.quoted($0.value))" }
+            let entry = "{\"app\":\(JSONText.quoted(app)),\"time\":\(slow.time),\"fields\":{\(fields.joined(separator: ","))}}"
+            guard bytes + entry.utf8.count + 1 <= maxFileBytes else { break }
+            bytes += entry.utf8.count + 1
+            entries.append(entry)
+        }
+        return "{\"chains\":[" + entries.reversed().joined(separator: ",") + "]}\n"
+    }
+
+    /// The records of a state file, oldest first; nil for anything but one `render` wrote.
+    static func parse(_ bytes: [UInt8]) -> [(String, Slow)]? {
+        guard case .array(let entries)? = JSONValue.parse(bytes)?["chains"] else { return nil }
+        var records: [(String, Slow)] = []
+        for entry in entries {
+            guard let app = entry["app"]?.string, !app.isEmpty, let time = entry["time"]?.epochSeconds,
+                  case .object(let members)? = entry["fields"] else { return nil }
+            var fields: [String: String] = [:]
+            for (key, value) in members {
+                guard let text = value.string, fields.updateValue(text, forKey: key) == nil else { return nil }
+            }
+            guard let slow = Slow(time: time, fields: fields) else { return nil }
+            records.append((app, slow))
+        }
+        return records
     }
 }

@@ -5,9 +5,12 @@ import WeaveSupport
 
 /// `/why?app=APP&dependency=NAME`, which `weave-health why APP/NAME` prints: why an application's
 /// dependency was slow, as small trees of factory runs with their total and self times: the last
-/// slow resolution whose chain runs through it (from the application's events) and its startup
-/// chain (from its last `/dependencies`). Text, for a terminal; names arrive `logSafe`. A detail:
-/// shown only to clients that may see details, as `/events`.
+/// slow resolution whose chain runs through it (from the application's events: down the longest
+/// nested runs) and its startup (from its last `/dependencies`: the chain to it, and the runs made
+/// in it). Each run's total is its self time, the runs shown under it, and "other nested runs" (not
+/// shown, or too short to be kept), so the times add up. One mark in both trees: "← slowest", the
+/// run shown with the most self time. Text, for a terminal; names arrive `logSafe`. A detail: shown
+/// only to clients that may see details, as `/events`.
 struct DependencyWhy: Sendable {
     let source: DaemonSource
     let chains: AppSlowChains
@@ -39,29 +42,80 @@ struct DependencyWhy: Sendable {
             if let duration = slow.durationMicros { text += " took \(micros(duration))" }
             if let threshold = slow.thresholdMicros { text += " (threshold \(micros(threshold)))" }
             text += "\n"
-            for (depth, name) in slow.chain.enumerated() {
-                let times = slow.times.isEmpty ? "" : "  \(micros(slow.times[depth].total)), self \(micros(slow.times[depth].own))"
-                text += line(depth, name, times + (name == slow.slowest ? "  ← slowest" : ""))
+            let chain = slow.chain
+            if slow.times.isEmpty {
+                for (depth, name) in chain.enumerated() {
+                    text += line(depth, name, chain.count > 1 && name == slow.slowest ? "  ← slowest" : "")
+                }
+            } else {
+                let runs = zip(chain, slow.times).enumerated().map { index, run in
+                    Shown(name: run.0, depth: index, total: Duration.microseconds(run.1.total), selfTime: .microseconds(run.1.own),
+                          nested: index + 1 < chain.count ? .microseconds(slow.times[index + 1].total) : .zero, at: nil)
+                }
+                text += tree(runs)
             }
         }
-        let chain = startup?.chain(to: dependency) ?? []
-        if !chain.isEmpty {
-            let slowest = chain.max { $0.selfTime < $1.selfTime }?.service
-            text += "Startup, first resolutions:\n"
-            for (depth, run) in chain.enumerated() {
-                let times = "  \(seconds(run.total)), self \(seconds(run.selfTime)), at +\(seconds(run.start))"
-                text += line(depth, run.service, times + (chain.count > 1 && run.service == slowest ? "  ← slowest" : ""))
-            }
+        if let startup, let shown = startupRuns(startup, to: dependency) {
+            text += "Startup, first resolutions:\n" + tree(shown)
         }
         return text.isEmpty ? nil : "\(app.logSafe)/\(dependency.logSafe)\n" + text
+    }
+
+    /// A run as shown: its depth in the tree, its times, and the totals of the runs shown under it.
+    struct Shown {
+        let name: String
+        let depth: Int
+        let total: Duration
+        let selfTime: Duration
+        let nested: Duration
+        /// Its start, for a startup run.
+        let at: Duration?
+    }
+
+    /// The startup runs to show for `dependency`: the chain from the outermost run down to it, then
+    /// every listed run made in it, depth first in start order; nil when it made no run listed.
+    static func startupRuns(_ startup: StartupTree, to dependency: String) -> [Shown]? {
+        let chain = startup.chain(to: dependency)
+        guard let target = chain.last else { return nil }
+        let children = Dictionary(grouping: startup.runs.filter { $0.parent != nil }) { $0.parent! }
+        var shown: [Shown] = []
+        for (depth, run) in chain.dropLast().enumerated() {
+            shown.append(Shown(name: run.service, depth: depth, total: run.total, selfTime: run.selfTime,
+                               nested: chain[depth + 1].total, at: run.start))
+        }
+        // Below it: bounded by the runs listed (a name seen twice is a loop in what was read).
+        var seen: Set<String> = Set(chain.map(\.service))
+        func descend(_ run: StartupTree.Run, _ depth: Int) {
+            let made = (children[run.service] ?? []).filter { seen.insert($0.service).inserted }
+            shown.append(Shown(name: run.service, depth: depth, total: run.total, selfTime: run.selfTime,
+                               nested: made.reduce(.zero) { $0 + $1.total }, at: run.start))
+            for child in made { descend(child, depth + 1) }
+        }
+        descend(target, chain.count - 1)
+        return shown
+    }
+
+    /// `runs` as an indented tree: each with its times, "other nested runs" where its total holds
+    /// more than its self time and the runs shown under it, and the mark on the most self time.
+    private static func tree(_ runs: [Shown]) -> String {
+        let slowest = runs.count > 1 ? runs.indices.max { runs[$0].selfTime < runs[$1].selfTime } : nil
+        var text = ""
+        for (index, run) in runs.enumerated() {
+            var times = "  \(seconds(run.total)), self \(seconds(run.selfTime))"
+            if let at = run.at { times += ", at +\(seconds(at))" }
+            text += line(run.depth, run.name, times + (index == slowest ? "  ← slowest" : ""))
+            let other = run.total - run.selfTime - run.nested
+            if other > .zero { text += line(run.depth + 1, "other nested runs", "  \(seconds(other))") }
+        }
+        return text
     }
 
     /// One run, indented under its parent (at most 16 levels: a chain through a cycle can be deep).
     private static func line(_ depth: Int, _ name: String, _ rest: String) -> String {
         let indent = min(depth, 16)
-        return "  " + String(repeating: "   ", count: max(0, indent - 1)) + (indent > 0 ? "└─ " : "") + name + rest + "\n"
+        return "  " + String(repeating: "   ", count: max(0, indent - 1)) + (indent > 0 ? "└─ " : "") + name.logSafe + rest + "\n"
     }
 
-    private static func micros(_ value: UInt64) -> String { StatusDocument.seconds(Double(value) / 1e6) }
+    private static func micros(_ value: UInt64) -> String { seconds(.microseconds(value)) }
     private static func seconds(_ value: Duration) -> String { StatusDocument.seconds(value.totalSeconds) }
 }
