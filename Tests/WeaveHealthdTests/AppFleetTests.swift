@@ -365,9 +365,10 @@ private final class Store: HealthCheckable {
             close(client)
         }
         defer { stop(app) }
-        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(2), budget: .seconds(6)),
+        // Clocks of seconds, and rounds until it is read: other tests may hold the cooperative pool's threads.
+        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(10), budget: .seconds(30)),
                              group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 4))
-        await fleet.refreshHealth()
+        while !fleet.healthRecords().contains(where: { $0.name == "dated/db" }) { await fleet.refreshHealth() }
         var records = Dictionary(uniqueKeysWithValues: fleet.healthRecords().map { ($0.name, $0) })
         let db = try #require(records["dated/db"])
         #expect(db.checkedAt == ran && db.changedAt == began)
@@ -375,7 +376,9 @@ private final class Store: HealthCheckable {
 
         let stopped = WallClock.now()
         broken.withLock { $0 = true }
-        await fleet.refreshHealth()
+        while fleet.healthRecords().first(where: { $0.name == "dated" })?.status.reason?.hasPrefix("dated is down") != true {
+            await fleet.refreshHealth()
+        }
         records = Dictionary(uniqueKeysWithValues: fleet.healthRecords().map { ($0.name, $0) })
         let down = try #require(records["dated"])
         #expect(down.status.state == .unhealthy && down.changedAt >= stopped && down.checkedAt >= down.changedAt)
