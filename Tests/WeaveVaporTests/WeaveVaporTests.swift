@@ -32,17 +32,7 @@ private final class Orders: Sendable {}
         let app = try await Application.make(.testing)
         app.get("orders") { _ in "[]" }
         app.addWeaveHealthRoutes(endpoint.router, .all)
-        let probesOnly = try await Application.make(.testing)
-        probesOnly.addWeaveHealthRoutes(endpoint.router)
         do {
-            // By default the probes only (#65): /metrics, /dependencies and /events are opted in.
-            let probes = try probesOnly.testing()
-            for path in ["metrics", "dependencies", "events"] {
-                try await probes.test(.GET, path) { #expect($0.status == .notFound, "\(path)") }
-            }
-            try await probes.test(.GET, "readyz/queue") { #expect($0.status == .serviceUnavailable) }
-            try await probes.test(.GET, "livez") { #expect($0.status == .ok) }
-            try await probesOnly.asyncShutdown()
             let tester = try app.testing()
             try await tester.test(.GET, "orders") { #expect($0.body.string == "[]") }
             try await tester.test(.GET, "metrics") { response in
@@ -64,6 +54,31 @@ private final class Orders: Sendable {}
             try await tester.test(.GET, "readyz?exclude=queue") { #expect($0.status == .ok) }
             try await tester.test(.GET, "livez") { #expect($0.status == .ok && $0.body.string == "ok\n") }
             try await tester.test(.HEAD, "livez") { #expect($0.status == .ok && $0.body.readableBytes == 0) }
+        } catch {
+            try await app.asyncShutdown()
+            throw error
+        }
+        try await app.asyncShutdown()
+    }
+
+    /// By default the application's port serves the probes only (#65): its dependencies' names,
+    /// timings and errors (`/metrics`, `/dependencies`, `/events`) are for the socket, or opted in.
+    @Test func theDefaultMountIsTheProbes() async throws {
+        let container = Container()
+        container.register("queue", (any HealthCheckable).self, scope: .singleton) { Failing() }
+        let endpoint = AppEndpoint(container: container, identity: ServiceIdentity(serviceID: "orders", description: "", version: "3.1.0"),
+                                   configuration: .init(socket: .none))
+        _ = await endpoint.monitor.checkAll()
+        endpoint.router.lifecycle.markStarted()
+        let app = try await Application.make(.testing)
+        app.addWeaveHealthRoutes(endpoint.router)
+        do {
+            let tester = try app.testing()
+            for path in ["metrics", "dependencies", "events"] {
+                try await tester.test(.GET, path) { #expect($0.status == .notFound, "\(path)") }
+            }
+            try await tester.test(.GET, "readyz/queue") { #expect($0.status == .serviceUnavailable) }
+            try await tester.test(.GET, "livez") { #expect($0.status == .ok) }
         } catch {
             try await app.asyncShutdown()
             throw error
