@@ -127,8 +127,9 @@ public final class AppEndpoint: Service, Sendable {
                     defer { if quiets { instrumentation.logsEvents = true } }
                     do {
                         try await server.run {
-                            if quiets { instrumentation.logsEvents = false }
-                            if quiets { instrumentation.releaseEventLogs(writing: false) }
+                            guard quiets else { return }
+                            instrumentation.logsEvents = false
+                            instrumentation.releaseEventLogs(writing: false)
                         }
                         return
                     } catch {

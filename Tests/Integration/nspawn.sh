@@ -97,6 +97,8 @@ else not_ok "the unit answers" "tcp livez '$tcp_livez', health $tcp_health, unix
 expect_promtool_clean "$WORK/metrics.txt" "promtool check metrics: clean"
 
 # --- the journal: nothing at warning or above at start, its unit and MESSAGE_IDs, the catalog ---------------
+# The nice limit the unit's LimitNICE=-4 asks for (24): systemd raises it only where it may (CAP_SYS_RESOURCE).
+nice_limit=$(IN sh -c 'grep "^Max nice priority" /proc/$(systemctl show -P MainPID weave-healthd.service)/limits' | awk '{print $4}')
 warnings=$(IN journalctl -u weave-healthd.service -p warning --no-pager -q)
 if [ -z "$warnings" ]; then ok "nothing at warning or above at start"; else not_ok "a quiet start" "$warnings"; fi
 started=$(grep -o '3bbd3ed272c649f0bf8073cef7bd24fb' <(IN journalctl -u weave-healthd.service -o json --no-pager MESSAGE_ID=3bbd3ed272c649f0bf8073cef7bd24fb) | head -1)
@@ -472,9 +474,16 @@ else not_ok "the application without the daemon" "$(IN systemctl is-active order
 IN systemctl stop orders.service
 
 # --- the whole session's journal: libdispatch's worker threads start under the shipped units' filter ----------
+# libdispatch sets each worker thread's nice value (0, and -4 for one thread per process): the units'
+# filter allows setpriority, and LimitNICE=-4 the -4. Where systemd cannot raise the nice limit (a
+# machine without CAP_SYS_RESOURCE, as some CI sandboxes are), the kernel refuses the -4 (EACCES,
+# errno 13): then every line left must be that refusal, never the filter's (EPERM, errno 1).
 runs=$(IN journalctl --no-pager -q _COMM=weave-healthd MESSAGE_ID=3bbd3ed272c649f0bf8073cef7bd24fb | wc -l)
-priority=$(IN journalctl --no-pager -q | grep -c "Failed to set thread priority")
-if [ "$priority" = 0 ] && [ "$runs" -ge 3 ]; then
+lines=$(IN journalctl --no-pager -q | grep "Failed to set thread priority")
+priority=$(grep -c . <<<"$lines")
+if [ "$nice_limit" = 24 ] && [ "$priority" = 0 ] && [ "$runs" -ge 3 ]; then
     ok "no \"Failed to set thread priority\" line in the session's journal ($runs daemon starts, the example application's runs)"
-else not_ok "libdispatch under the shipped units" "$priority lines in $runs starts: $(IN journalctl --no-pager -q | grep -m2 "Failed to set thread priority")"; fi
+elif [ "$nice_limit" != 24 ] && [ "$runs" -ge 3 ] && ! grep -qv "errno=13$" <<<"$lines"; then
+    ok "setpriority passes the units' filter: the $priority \"Failed to set thread priority\" lines are the kernel's nice limit (errno 13), which this machine cannot raise (Max nice priority $nice_limit, not LimitNICE=-4's 24) # SKIP no CAP_SYS_RESOURCE here"
+else not_ok "libdispatch under the shipped units" "nice limit $nice_limit; $priority lines in $runs starts: $(head -2 <<<"$lines")"; fi
 finish

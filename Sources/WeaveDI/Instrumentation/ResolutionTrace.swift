@@ -60,7 +60,6 @@ final class ResolutionTrace {
         for (index, run) in runs.enumerated() {
             if let parent = run.parent, longest[parent].map({ run.total > runs[$0].total }) ?? true { longest[parent] = index }
         }
-        func below(_ index: Int) -> Int? { longest[index] }
         for (index, run) in runs.enumerated() {
             guard let report = run.report else { continue }
             var above: [Int] = []
@@ -70,10 +69,10 @@ final class ResolutionTrace {
                 step = runs[next].parent
             }
             var under: [Int] = []
-            step = below(index)
+            step = longest[index]
             while let next = step {
                 under.append(next)
-                step = below(next)
+                step = longest[next]
             }
             let path = above.reversed() + [index] + under
             let chain = path.map { SlowResolution.Run(service: runs[$0].service, total: .nanoseconds(Int64(runs[$0].total)),

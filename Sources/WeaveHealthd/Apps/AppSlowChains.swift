@@ -137,8 +137,20 @@ final class AppSlowChains: Sendable {
         state.withLock { $0.byApp.values.reduce(0) { $0 + $1.reduce(0) { $0 + $1.bytes } } }
     }
 
-    /// Saves the records when they changed since the last save, on `blocking`'s threads.
+    /// How often the file is saved at most: it may hold 4 MiB, and slow resolutions can come at every round.
+    static let saveInterval: Duration = .seconds(10)
+    private let lastSave = Locked<ContinuousClock.Instant?>(nil)
+
+    /// Saves the records when they changed since the last save, at most every `saveInterval`, on
+    /// `blocking`'s threads.
     func persist(with blocking: BlockingCalls) async {
+        let now = ContinuousClock.now
+        let due = lastSave.withLock { last in
+            guard last.map({ now - $0 >= Self.saveInterval }) ?? true else { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
         await file?.saveChanges(of: state, changed: \.changed, with: blocking) { Self.render($0.byApp) }
     }
 
