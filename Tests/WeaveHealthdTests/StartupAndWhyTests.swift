@@ -121,12 +121,12 @@ import WeaveTestSupport
             orders/Report
             Last slow resolution, \(Timestamp.readable(1_800_000_000)): Report took 100 ms (threshold 10 ms)
               App  109 ms, self 5 ms
-              └─ other nested runs  4 ms
+              └─ other nested resolves  4 ms
               └─ Report  100 ms, self 40 ms
                  └─ Store  60 ms, self 60 ms  ← slowest
             Startup, first resolutions:
               App  109 ms, self 5 ms, at +0 ns
-              └─ other nested runs  4 ms
+              └─ other nested resolves  4 ms
               └─ Report  100 ms, self 40 ms, at +5 ms
                  └─ Cache  20 ms, self 20 ms, at +10 ms
                  └─ Store  60 ms, self 60 ms, at +30 ms  ← slowest

@@ -7,8 +7,9 @@ import WeaveSupport
 /// dependency was slow, as small trees of factory runs with their total and self times: the last
 /// slow resolution whose chain runs through it (from the application's events: down the longest
 /// nested runs) and its startup (from its last `/dependencies`: the chain to it, and the runs made
-/// in it). Each run's total is its self time, the runs shown under it, and "other nested runs" (not
-/// shown, or too short to be kept), so the times add up. One mark in both trees: "← slowest", the
+/// in it). Each run's total is its self time, the runs shown under it, and "other nested resolves"
+/// (runs not shown or too short to be kept, and the container's own work resolving them), so the
+/// times add up. One mark in both trees: "← slowest", the
 /// run shown with the most self time. Text, for a terminal; names arrive `logSafe`. A detail: shown
 /// only to clients that may see details, as `/events`.
 struct DependencyWhy: Sendable {
@@ -95,7 +96,7 @@ struct DependencyWhy: Sendable {
         return shown
     }
 
-    /// `runs` as an indented tree: each with its times, "other nested runs" where its total holds
+    /// `runs` as an indented tree: each with its times, "other nested resolves" where its total holds
     /// more than its self time and the runs shown under it, and the mark on the most self time.
     private static func tree(_ runs: [Shown]) -> String {
         let slowest = runs.count > 1 ? runs.indices.max { runs[$0].selfTime < runs[$1].selfTime } : nil
@@ -105,7 +106,7 @@ struct DependencyWhy: Sendable {
             if let at = run.at { times += ", at +\(seconds(at))" }
             text += line(run.depth, run.name, times + (index == slowest ? "  ← slowest" : ""))
             let other = run.total - run.selfTime - run.nested
-            if other > .zero { text += line(run.depth + 1, "other nested runs", "  \(seconds(other))") }
+            if other > .zero { text += line(run.depth + 1, "other nested resolves", "  \(seconds(other))") }
         }
         return text
     }
