@@ -195,6 +195,28 @@ import WeaveTestSupport
         #expect(records.count(WeaveEvent.memoryPressure.messageID) == 2)
     }
 
+    /// Lifecycle entries obey the events' bounds (#66): an application whose log says a new run at
+    /// every read (200 reads) writes at most the rate limit's burst of "restarted" entries and a
+    /// summary; a run that says it began in the future is refused, with the reason, not written.
+    @Test func restartsAreBoundedAndAFutureStartIsRefused() async throws {
+        let records = LogRecords()
+        let limit = LogRateLimit(burst: 5, window: .seconds(3_600))
+        let journal = AppEventJournal(limit: limit, started: 0, logger: records.logger)
+        let now = WallClock.now()
+        func page(started: Double) -> [UInt8] { Array(#"{"started":\#(started),"first":1,"next":1,"events":[]}"#.utf8) }
+        for run in 0..<200 { try journal.ingest("flapping", page(started: now - 1_000 + Double(run)), owner: 2001) }
+        #expect(records.count(WeaveEvent.appRestarted.messageID) == 5, "the burst, then suppressed")
+        #expect(journal.admit("flapping", .appUp, level: .notice, owner: 2001), "another kind has its own limit")
+        let future = now + 3_600
+        #expect(throws: FetchFailure.self) { try journal.ingest("ahead", page(started: future)) }
+        let refusal = records.entries.first { $0.message.contains("ahead") }
+        #expect(refusal?.message.contains("began \(Timestamp.rfc3339(future)), in the future") == true,
+                "\(refusal?.message ?? "nothing said")")
+        #expect(journal.after("ahead") == 0, "no place kept for it")
+        try journal.ingest("ahead", page(started: now + AppEventJournal.maxClockSkew / 2))
+        #expect(records.count(WeaveEvent.appRestarted.messageID) == 5, "a small skew is a first run, read")
+    }
+
     /// A kept file that is not one (cut short, edited, another program's) is said once and not
     /// used: the daemon starts as a first start does.
     @Test func aBrokenPositionsFileIsNotUsed() throws {

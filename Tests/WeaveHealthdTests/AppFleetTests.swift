@@ -390,6 +390,41 @@ private final class Store: HealthCheckable {
         #expect(later.status.reason == down.status.reason, "one reason, not alternating: \(later.status.reason ?? "")")
     }
 
+    /// A scrape that shows an application's check in a state its last `/health` did not have brings
+    /// that application's read forward, once per `health_interval`, and no other's (#66): a liar,
+    /// whose `/metrics` and `/health` always disagree, asked for an early read of everyone at every
+    /// scrape (39 applications' reads went from 1.1/s to 12.8/s).
+    @Test func aDisagreementBringsForwardOnlyItsOwnRead() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func app(_ name: String, metricsState: String) throws -> Int32 {
+            let health = #"{"status":"pass","checks":{"db:status":[{"status":"pass"}]}}"#
+            let metrics = "# TYPE weave_health_status gauge\nweave_health_status{check=\"db\",state=\"\(metricsState)\"} 1\n# EOF\n"
+            let answers = ["GET /health": "HTTP/1.1 200 OK\r\nContent-Type: application/health+json\r\nContent-Length: \(health.utf8.count)\r\n\r\n" + health,
+                           "GET /metrics": openMetricsResponse(metrics)]
+            return try startImpostor(name) { client in
+                var buffer = [UInt8](repeating: 0, count: 4_096)
+                while case let count = recv(client, &buffer, buffer.count, 0), count > 0 {
+                    let request = String(decoding: buffer[..<count], as: UTF8.self)
+                    let reply = answers.first { request.hasPrefix($0.key) }?.value ?? "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
+                    _ = reply.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+                }
+                close(client)
+            }
+        }
+        let honest = try app("honest", metricsState: "healthy"), liar = try app("liar", metricsState: "unhealthy")
+        defer { stop(honest, liar) }
+        let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(10), budget: .seconds(30),
+                                                              healthInterval: .seconds(3_600)),
+                             group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 4))
+        while fleet.healthRecords().filter({ $0.name.hasSuffix("/db") }).count < 2 { await fleet.refreshHealth() }
+        _ = await fleet.scrape()
+        #expect(fleet.takeHealthStale() == ["liar"], "the liar's own read, not the honest one's")
+        #expect(await fleet.refreshHealth(only: ["liar"]) == 1)
+        for _ in 0..<5 { _ = await fleet.scrape() }
+        #expect(fleet.takeHealthStale().isEmpty, "once per health_interval")
+    }
+
     /// Applications that hang cannot starve the others: each request has its share of what is left
     /// of the budget (here 60 sockets that never answer, first by name, and 16 requests at once:
     /// four waves of 1.5 s in a budget of 6 s), so even the first scrape, in name order, reaches the healthy

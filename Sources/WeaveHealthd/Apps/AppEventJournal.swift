@@ -44,6 +44,9 @@ final class AppEventJournal: Sendable {
          LogRateLimit(burst: limit.burst.multipliedReportingOverflow(by: 24).overflow ? .max : limit.burst * 24, window: limit.window))
     }
     private let started: Double
+    /// How far ahead of this host's clock an application's run may say it began (its clock may be
+    /// another's: a container's, a VM's).
+    static let maxClockSkew = 60.0
     /// Where the places are kept (`EventPositions`); nil keeps them in memory only.
     private let file: StateFile?
     /// Whether the places were read from `file`: then a log not among them was never read.
@@ -102,8 +105,12 @@ final class AppEventJournal: Sendable {
     /// Reads one answer of `app`'s `/events` and logs what is new in it. A page that is not one is
     /// refused whole and logged, once until the application serves a valid page again.
     func ingest(_ app: String, _ body: [UInt8], owner: UInt32? = nil) throws(FetchFailure) {
-        guard let page = ContainerEventPage(body) else {
-            let failure = FetchFailure("/events is not an event log's page")
+        let parsed = ContainerEventPage(body)
+        // A run cannot begin in the future: its start, beyond a clock skew, would be taken as a new run's at every read.
+        let fromTheFuture = parsed.map { $0.started > WallClock.now() + Self.maxClockSkew } ?? false
+        guard let page = parsed, !fromTheFuture else {
+            let failure = FetchFailure(fromTheFuture ? "/events says its run began \(Timestamp.rfc3339(parsed!.started)), in the future"
+                                                     : "/events is not an event log's page")
             if refusing.withLock({ $0.count < Self.maxApps && $0.insert(app).inserted }) {
                 logger.warning("Application \(app)'s \(failure); its events are not read until it serves one",
                                metadata: ["app": "\(app)"])
@@ -122,7 +129,7 @@ final class AppEventJournal: Sendable {
             return (restored || page.started >= started ? 0 : page.next - 1, 0, places.byApp[app]?.started)
         }
         guard let resume else { return }
-        if let previousRun {
+        if let previousRun, admit(app, WeaveEvent.appRestarted, level: .notice, owner: owner) {
             logger.notice("Application \(app) restarted: this run began at \(Timestamp.rfc3339(page.started)), the previous one at \(Timestamp.rfc3339(previousRun))",
                           metadata: WeaveEvent.appRestarted.metadata(["app": "\(app)", "started": "\(Timestamp.rfc3339(page.started))",
                                                                       "previous_started": "\(Timestamp.rfc3339(previousRun))"]))
@@ -158,8 +165,9 @@ final class AppEventJournal: Sendable {
 
     /// Whether one more record of `event` about `app` may be written: within the application's
     /// limit for that kind, then the bounds above it (`admitAbove`). The first suppressed record
-    /// of a window schedules its summary, at `level`.
-    private func admit(_ app: String, _ event: WeaveEvent, level: Logger.Level, owner: UInt32?) -> Bool {
+    /// of a window schedules its summary, at `level`. The application's lifecycle entries (up,
+    /// down, left, restarted) pass here too, as its events do (#66).
+    func admit(_ app: String, _ event: WeaveEvent, level: Logger.Level, owner: UInt32?) -> Bool {
         throttle.admit("\(app) \(event.messageID)", summary: { [self] suppressed, window in
             guard admitAbove(owner) else { return }
             logger.log(level: level, "Suppressed \(suppressed) more \(event.title) records of application \(app) in the last \(window)",

@@ -193,10 +193,13 @@ extension AppFleet {
         // Each logged once, by the call that removed it.
         let removed = states.withLock { states in left.filter { states.removeValue(forKey: $0) != nil } }
         for name in removed.sorted() {
+            let admitted = events.admit(name, .appLeft, level: .info, owner: owners.owner(of: name))
             events.forget(name)
             lifecycle.forget(name)
-            logger.info("Application \(name) left: its socket is gone and its process has ended",
-                        metadata: WeaveEvent.appLeft.metadata(["app": "\(name)"]))
+            if admitted {
+                logger.info("Application \(name) left: its socket is gone and its process has ended",
+                            metadata: WeaveEvent.appLeft.metadata(["app": "\(name)"]))
+            }
         }
     }
 }

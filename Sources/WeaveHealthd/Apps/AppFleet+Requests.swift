@@ -12,13 +12,13 @@ import WeaveSystemd
 // Requests: the health, dependencies and events rounds, and how every request to an application is
 // made, ordered, bounded and noted.
 extension AppFleet {
-    /// Reads every application's `/health` now.
+    /// Reads every application's `/health` now, or only those named in `only`.
     /// Returns how many applications it asked.
     @discardableResult
-    func refreshHealth() async -> Int {
+    func refreshHealth(only: Set<String>? = nil) async -> Int {
         // 503 carries a body too: a failing application's components are the point.
         let room = Locked(Self.maxHealthKept)
-        let answers = await ask("/health", accept: "application/health+json", maxBytes: Self.maxHealthBytes) { _, response, _ throws(FetchFailure) in
+        let answers = await ask("/health", accept: "application/health+json", maxBytes: Self.maxHealthBytes, only: only) { _, response, _ throws(FetchFailure) in
             let health = try AppHealth(response.body, status: response.status)
             let kept = health.keptBytes
             let fits = room.withLock { left -> Bool in
@@ -146,12 +146,13 @@ extension AppFleet {
     /// `maxConcurrentRequests` of them at once, one per application), and has no outcome in the
     /// round. Applications that hang `/events` cannot hold back another's events.
     func ask<Value: Sendable>(
-        _ path: String, accept: String, room: Locked<Int>? = nil, maxBytes: Int? = nil, notes: Bool = true,
+        _ path: String, accept: String, room: Locked<Int>? = nil, maxBytes: Int? = nil, notes: Bool = true, only: Set<String>? = nil,
         query: (@Sendable (AppTarget) -> String)? = nil,
         read: @escaping @Sendable (AppTarget, HTTPFetch.Response, _ deadline: ContinuousClock.Instant) throws(FetchFailure) -> Value
     ) async -> [(target: AppTarget, outcome: Result<Value, FetchFailure>, duration: Duration)] {
         let deadline = ContinuousClock.now + configuration.budget
-        let targets = targets()
+        let all = self.targets()
+        let targets = only.map { only in all.filter { only.contains($0.name) } } ?? all
         let askOne = { @Sendable [self] (target: AppTarget, remaining: Int) async
             -> (target: AppTarget, outcome: Result<Value, FetchFailure>, duration: Duration) in
             let start = ContinuousClock.now
@@ -202,6 +203,8 @@ extension AppFleet {
             for target in targets where failed.contains(target.name) { askApart(target, path: path) { await askOne($0, 1) } }
         }
         let answers = await each(awaited, path: path, askOne)
+        // A round of some applications says nothing of the others.
+        guard only == nil else { return answers }
         let names = Set(targets.map(\.name))
         answeredWhenAsked.withLock { $0[path] = $0[path]?.filter { names.contains($0.key) } }
         await forgetAllBut(targets.map(\.name))
@@ -251,13 +254,16 @@ extension AppFleet {
         // lifecycle does.
         if now == false, !isLeaving(target), lifecycle.announce(target.name, up: false) {
             logDown(target, reason: reason ?? "no answer")
-        } else if now == true, lifecycle.announce(target.name, up: true) {
+        } else if now == true, lifecycle.announce(target.name, up: true),
+                  events.admit(target.name, .appUp, level: .notice, owner: owners.owner(of: target.name)) {
             logger.notice("Application \(target.name) is up at \(target.address)",
                           metadata: WeaveEvent.appUp.metadata(["app": "\(target.name)", "address": "\(target.address)"]))
         }
     }
 
+    /// Logs that `target` went down, within the bounds of its events (`AppEventJournal.admit`).
     func logDown(_ target: AppTarget, reason: String) {
+        guard events.admit(target.name, .appDown, level: .warning, owner: owners.owner(of: target.name)) else { return }
         logger.warning("Application \(target.name) is down: \(reason)",
                        metadata: WeaveEvent.appDown.metadata(["app": "\(target.name)", "address": "\(target.address)", "reason": "\(reason)"]))
     }

@@ -101,24 +101,33 @@ extension AppFleet {
 
     /// Compares the checks' states a scrape shows (`weave_health_status{check,state} 1`) with the
     /// last `/health` read of each application: a transition `/metrics` shows first reaches
-    /// `/health`, the status page and `systemctl status` at the next health round, which it brings
-    /// forward.
+    /// `/health`, the status page and `systemctl status` at that application's next health read,
+    /// which it brings forward, at most once per `health_interval` (an application whose `/metrics`
+    /// and `/health` always disagree, a liar or one cut at 1,000 checks, costs its own reads only).
     private func noteCheckStates(_ scrapes: [Scrape]) {
-        let stale = states.withLock { states in
-            scrapes.contains { scrape in
-                guard let families = scrape.families, let state = states[scrape.target.name], state.status != nil else { return false }
+        let disagreeing = states.withLock { states in
+            scrapes.compactMap { scrape -> String? in
+                guard let families = scrape.families, let state = states[scrape.target.name], state.status != nil else { return nil }
                 let read = Dictionary(state.components.map { ($0.name, $0.status.state.rawValue) }) { $1 }
-                return Self.checkStates(families).contains { read[$0.key] != $0.value }
+                return Self.checkStates(families).contains { read[$0.key] != $0.value } ? scrape.target.name : nil
             }
         }
-        if stale { healthStale.withLock { $0 = true } }
+        guard !disagreeing.isEmpty else { return }
+        let now = ContinuousClock.now, interval = configuration.healthInterval
+        healthStale.withLock { stale in
+            stale.broughtForward = stale.broughtForward.filter { now - $0.value < interval }
+            for app in disagreeing where stale.broughtForward[app] == nil {
+                stale.apps.insert(app)
+                stale.broughtForward[app] = now
+            }
+        }
     }
 
-    /// Whether a scrape asked for an early health round since the last call.
-    func takeHealthStale() -> Bool {
+    /// The applications a scrape asked an early health read of since the last call.
+    func takeHealthStale() -> Set<String> {
         healthStale.withLock { stale in
-            defer { stale = false }
-            return stale
+            defer { stale.apps = [] }
+            return stale.apps
         }
     }
 

@@ -52,9 +52,10 @@ final class AppFleet: Sendable {
     let skippedOwn = Locked<Set<String>>([])
     /// Whether a failed `GetUnitByPID` was logged (once: without a bus, every application fails alike).
     let unitLookupLogged = Locked(false)
-    /// Whether a scrape showed a check in another state than the last `/health` read: then the
-    /// next health round is not left to wait for its interval (`AppHealthService`).
-    let healthStale = Locked(false)
+    /// The applications whose checks a scrape showed in another state than their last `/health`
+    /// read, to be read again at once (`AppHealthService`), and when each was last brought forward:
+    /// at most once per `health_interval` each, and never another application's round (#66).
+    let healthStale = Locked<(apps: Set<String>, broughtForward: [String: ContinuousClock.Instant])>(([], [:]))
     /// Requests of a side endpoint (`/events`, `/dependencies`) to applications that failed it when
     /// last asked, which their round does not wait for, by path and application: a round skips an
     /// application whose last one is still running.
