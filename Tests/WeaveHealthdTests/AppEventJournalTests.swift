@@ -206,7 +206,7 @@ import WeaveTestSupport
         func page(started: Double) -> [UInt8] { Array(#"{"started":\#(started),"first":1,"next":1,"events":[]}"#.utf8) }
         for run in 0..<200 { try journal.ingest("flapping", page(started: now - 1_000 + Double(run)), owner: 2001) }
         #expect(records.count(WeaveEvent.appRestarted.messageID) == 5, "the burst, then suppressed")
-        #expect(journal.admit("flapping", .appUp, level: .notice, owner: 2001), "another kind has its own limit")
+        #expect(journal.admitLifecycle("flapping", .appUp, level: .notice, owner: 2001), "another kind has its own limit")
         let future = now + 3_600
         #expect(throws: FetchFailure.self) { try journal.ingest("ahead", page(started: future)) }
         let refusal = records.entries.first { $0.message.contains("ahead") }

@@ -129,7 +129,7 @@ final class AppEventJournal: Sendable {
             return (restored || page.started >= started ? 0 : page.next - 1, 0, places.byApp[app]?.started)
         }
         guard let resume else { return }
-        if let previousRun, admit(app, WeaveEvent.appRestarted, level: .notice, owner: owner) {
+        if let previousRun, admitLifecycle(app, WeaveEvent.appRestarted, level: .notice, owner: owner) {
             logger.notice("Application \(app) restarted: this run began at \(Timestamp.rfc3339(page.started)), the previous one at \(Timestamp.rfc3339(previousRun))",
                           metadata: WeaveEvent.appRestarted.metadata(["app": "\(app)", "started": "\(Timestamp.rfc3339(page.started))",
                                                                       "previous_started": "\(Timestamp.rfc3339(previousRun))"]))
@@ -165,35 +165,51 @@ final class AppEventJournal: Sendable {
 
     /// Whether one more record of `event` about `app` may be written: within the application's
     /// limit for that kind, then the bounds above it (`admitAbove`). The first suppressed record
-    /// of a window schedules its summary, at `level`. The application's lifecycle entries (up,
-    /// down, left, restarted) pass here too, as its events do (#66).
-    func admit(_ app: String, _ event: WeaveEvent, level: Logger.Level, owner: UInt32?) -> Bool {
+    /// of a window schedules its summary, at `level`.
+    private func admit(_ app: String, _ event: WeaveEvent, level: Logger.Level, owner: UInt32?) -> Bool {
+        admit(app, event, level: level, owner: owner, bound: .events)
+    }
+
+    /// `admit` for the application's own entries (up, down, stopped, left, restarted): the same
+    /// limits as its events, counted apart from them (#66), so a flood of one cannot silence the other.
+    func admitLifecycle(_ app: String, _ event: WeaveEvent, level: Logger.Level, owner: UInt32?) -> Bool {
+        admit(app, event, level: level, owner: owner, bound: .lifecycle)
+    }
+
+    /// What a bound above the applications counts: their events, or their lifecycle entries.
+    private enum Bound: String, Sendable {
+        case events = "applications' events"
+        case lifecycle = "applications' lifecycle entries"
+    }
+
+    private func admit(_ app: String, _ event: WeaveEvent, level: Logger.Level, owner: UInt32?, bound: Bound) -> Bool {
         throttle.admit("\(app) \(event.messageID)", summary: { [self] suppressed, window in
-            guard admitAbove(owner) else { return }
+            guard admitAbove(owner, bound) else { return }
             logger.log(level: level, "Suppressed \(suppressed) more \(event.title) records of application \(app) in the last \(window)",
                        metadata: WeaveEvent.suppressedRecords(suppressed, of: event, ["app": "\(app)"]))
-        }) && admitAbove(owner)
+        }) && admitAbove(owner, bound)
     }
 
     /// Whether one more record fits in the bounds of `owner`'s applications and of the host's;
     /// one that does not is counted in the summary of the bound it passed.
-    private func admitAbove(_ owner: UInt32?) -> Bool {
-        if let owner, !ownerThrottle.admit("uid \(owner)", summary: { [self] suppressed, window in
-            guard hostThrottle.admit("host", summary: hostSummary) else { return }
-            logger.warning("Suppressed \(suppressed) more records of the applications of uid \(owner) in the last \(window)",
-                           metadata: Self.boundSummary(suppressed, ["uid": "\(owner)"]))
+    private func admitAbove(_ owner: UInt32?, _ bound: Bound) -> Bool {
+        let hostSummary = { @Sendable [self] (suppressed: Int, window: Duration) in
+            logger.warning("Suppressed \(suppressed) more records of \(bound.rawValue) in the last \(window), past the host's bound",
+                           metadata: Self.boundSummary(suppressed, bound, [:]))
+        }
+        let host = "host \(bound)"
+        if let owner, !ownerThrottle.admit("uid \(owner) \(bound)", summary: { [self] suppressed, window in
+            guard hostThrottle.admit(host, summary: hostSummary) else { return }
+            logger.warning("Suppressed \(suppressed) more records of the \(bound.rawValue) of uid \(owner) in the last \(window)",
+                           metadata: Self.boundSummary(suppressed, bound, ["uid": "\(owner)"]))
         }) { return false }
-        return hostThrottle.admit("host", summary: hostSummary)
+        return hostThrottle.admit(host, summary: hostSummary)
     }
 
-    private func hostSummary(_ suppressed: Int, _ window: Duration) {
-        logger.warning("Suppressed \(suppressed) more records of applications' events in the last \(window), past the host's bound",
-                       metadata: Self.boundSummary(suppressed, [:]))
-    }
-
-    /// The fields of a bound's summary, which stands for records of every kind of application event.
-    private static func boundSummary(_ suppressed: Int, _ fields: Logger.Metadata) -> Logger.Metadata {
-        WeaveEvent.recordsSuppressed.metadata(fields.merging(["suppressed": "\(suppressed)", "suppressed_event": "application events"]) { $1 })
+    /// The fields of a bound's summary, which stands for records of every kind it counts.
+    private static func boundSummary(_ suppressed: Int, _ bound: Bound, _ fields: Logger.Metadata) -> Logger.Metadata {
+        let what = bound == .events ? "application events" : "application lifecycle entries"
+        return WeaveEvent.recordsSuppressed.metadata(fields.merging(["suppressed": "\(suppressed)", "suppressed_event": "\(what)"]) { $1 })
     }
 
     // MARK: The page

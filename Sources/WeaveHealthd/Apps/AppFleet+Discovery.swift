@@ -193,7 +193,7 @@ extension AppFleet {
         // Each logged once, by the call that removed it.
         let removed = states.withLock { states in left.filter { states.removeValue(forKey: $0) != nil } }
         for name in removed.sorted() {
-            let admitted = events.admit(name, .appLeft, level: .info, owner: owners.owner(of: name))
+            let admitted = events.admitLifecycle(name, .appLeft, level: .info, owner: owners.owner(of: name))
             events.forget(name)
             lifecycle.forget(name)
             if admitted {

@@ -255,7 +255,7 @@ extension AppFleet {
         if now == false, !isLeaving(target), lifecycle.announce(target.name, up: false) {
             logDown(target, reason: reason ?? "no answer")
         } else if now == true, lifecycle.announce(target.name, up: true),
-                  events.admit(target.name, .appUp, level: .notice, owner: owners.owner(of: target.name)) {
+                  events.admitLifecycle(target.name, .appUp, level: .notice, owner: owners.owner(of: target.name)) {
             logger.notice("Application \(target.name) is up at \(target.address)",
                           metadata: WeaveEvent.appUp.metadata(["app": "\(target.name)", "address": "\(target.address)"]))
         }
@@ -263,7 +263,7 @@ extension AppFleet {
 
     /// Logs that `target` went down, within the bounds of its events (`AppEventJournal.admit`).
     func logDown(_ target: AppTarget, reason: String) {
-        guard events.admit(target.name, .appDown, level: .warning, owner: owners.owner(of: target.name)) else { return }
+        guard events.admitLifecycle(target.name, .appDown, level: .warning, owner: owners.owner(of: target.name)) else { return }
         logger.warning("Application \(target.name) is down: \(reason)",
                        metadata: WeaveEvent.appDown.metadata(["app": "\(target.name)", "address": "\(target.address)", "reason": "\(reason)"]))
     }

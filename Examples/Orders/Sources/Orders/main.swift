@@ -96,8 +96,9 @@ router.get("/refunds/gateway") { _, _ in
 router.post("/demo/memory-pressure") { _, _ in "dropped \(Container.live.relieveMemoryPressure()) cached instances\n" }
 router.post("/demo/payments/degrade") { _, _ in OrderService().payments?.setDegraded(true); return "degraded\n" }
 router.post("/demo/payments/recover") { _, _ in OrderService().payments?.setDegraded(false); return "recovered\n" }
-// 5. The same endpoints in the service's own router (optional).
-router.addWeaveHealthRoutes(endpoint.router)
+// 5. The same endpoints in the service's own router (optional): all of them, as it listens on
+// loopback only; on a public port, leave out `.all` to mount the probes alone.
+router.addWeaveHealthRoutes(endpoint.router, .all)
 
 let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
                       services: [endpoint], logger: Logger(label: name))
