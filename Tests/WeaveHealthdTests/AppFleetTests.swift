@@ -206,8 +206,9 @@ private final class Store: HealthCheckable {
         let accepted = Locked<[String: Int]>([:])
         /// Answers each request on `client` with a one-series exposition; closes after the first if
         /// `once`; with `chatter`, says something unasked on the idle connection after each answer.
-        @Sendable func serve(_ name: String, _ client: Int32, once: Bool, chatter: Bool = false) {
+        @Sendable func serve(_ name: String, _ client: Int32, once: Bool, chatter: Bool = false, resetsSecond: Bool = false) {
             accepted.withLock { $0[name, default: 0] += 1 }
+            var answered = 0
             let response = openMetricsResponse("# TYPE up gauge\nup 1\n# EOF\n")
             var pending: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 4_096)
@@ -217,6 +218,14 @@ private final class Store: HealthCheckable {
                 pending += buffer[..<count]
                 while let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
                     pending.removeSubrange(..<end.upperBound)
+                    if resetsSecond, answered == 1 {
+                        // Its idle timeout racing the request: reset (SO_LINGER 0) before any byte.
+                        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                        setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                        close(client)
+                        return
+                    }
+                    answered += 1
                     _ = response.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
                     if once { close(client); return }
                     if chatter {
@@ -232,17 +241,19 @@ private final class Store: HealthCheckable {
         // Its unasked answer closes the idle connection: the next scrape connects afresh, and is not
         // the unasked answer taken for its own.
         let chatter = try startImpostor("chatter") { serve("chatter", $0, once: false, chatter: true) }
-        defer { stop(keeper, closer, chatter) }
+        // Resets a kept connection when asked again: up each time, asked again on a new one.
+        let resetter = try startImpostor("resetter") { serve("resetter", $0, once: false, resetsSecond: true) }
+        defer { stop(keeper, closer, chatter, resetter) }
 
         // Generous clocks: other tests may hold the cooperative pool's threads for seconds (this test counts connections).
         let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(30), budget: .seconds(60)),
                              group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16))
         for _ in 0..<3 {
             let up = Dictionary(uniqueKeysWithValues: await fleet.scrape().map { ($0.target.name, $0.families != nil) })
-            #expect(up == ["chatter": true, "closer": true, "keeper": true])
+            #expect(up == ["chatter": true, "closer": true, "keeper": true, "resetter": true])
             try await Task.sleep(for: .milliseconds(100))
         }
-        #expect(accepted.withLock { $0 } == ["chatter": 3, "closer": 3, "keeper": 1])
+        #expect(accepted.withLock { $0 } == ["chatter": 3, "closer": 3, "keeper": 1, "resetter": 3])
     }
 
     /// More applications than the pool may keep: the others are connected per request, and every

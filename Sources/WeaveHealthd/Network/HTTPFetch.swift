@@ -57,7 +57,7 @@ struct HTTPFetch: Sendable {
                     guard idle.isActive else { throw StaleConnection() }
                     try ResponseCollector.collectNext(on: idle, promise: promise, maxBodyBytes: maxBodyBytes, overflow: overflow)
                 }.get()
-                return try await exchange(on: idle, promise, path, host: host, headers: extra, within: timeout)
+                return try await exchange(on: idle, promise, path, host: host, headers: extra, within: timeout, reused: true)
             } catch is StaleConnection {
                 // The server closed the idle connection meanwhile: once more, on a new one.
                 promise.fail(StaleConnection()) // completes it if nothing else did
@@ -93,16 +93,17 @@ struct HTTPFetch: Sendable {
             throw error
         }
         do {
-            return try await exchange(on: channel, promise, path, host: host, headers: extra, within: deadline - .now)
+            return try await exchange(on: channel, promise, path, host: host, headers: extra, within: deadline - .now, reused: false)
         } catch is StaleConnection {
             throw FetchFailure(FetchFailure.closedEarly)
         }
     }
 
     /// Sends the request on `channel`, whose collector completes `promise`; the connection then goes
-    /// back to the pool or is closed.
+    /// back to the pool or is closed. On a `reused` connection, a close or reset before any byte of
+    /// the response is the server's idle timeout racing the request: `StaleConnection`, asked again.
     private func exchange(on channel: any Channel, _ promise: EventLoopPromise<Response>, _ path: String, host: String,
-                          headers extra: [(String, String)], within timeout: Duration) async throws -> Response {
+                          headers extra: [(String, String)], within timeout: Duration, reused: Bool) async throws -> Response {
         let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(max(timeout.totalNanoseconds, 0))) { [limit = self.timeout] in
             promise.fail(FetchFailure("no complete response within \(limit)"))
         }
@@ -122,6 +123,9 @@ struct HTTPFetch: Sendable {
                 return try await promise.futureResult.get()
             } catch let failure as FetchFailure where failure.beforeAnswer {
                 throw StaleConnection()
+            } catch let reset as ResetBeforeAnswer {
+                if reused { throw StaleConnection() }
+                throw reset.error
             }
         } onCancel: {
             promise.fail(CancellationError())
@@ -147,6 +151,12 @@ struct HTTPFetch: Sendable {
 /// pool, the server's idle timeout (or a crowded server making room for a newcomer), worth one more
 /// try on a new connection.
 private struct StaleConnection: Error {}
+
+/// A connection reset (or broken) before any byte of its response came back: stale when it was taken
+/// from the pool; else `error` is the answer.
+private struct ResetBeforeAnswer: Error {
+    let error: any Error
+}
 
 /// Idle connections to the applications, at most one per target and `capacity` in all, for the
 /// next scrape or health round: a new connection costs an application about as much CPU as
@@ -294,6 +304,8 @@ private final class ResponseCollector: ChannelInboundHandler {
             promise.fail(closedEarly)
         case is HTTPParserError, is NIOHTTPDecoderError:
             promise.fail(FetchFailure("not an HTTP response (\(error))"))
+        case let error as IOError where head == nil && (error.errnoCode == ECONNRESET || error.errnoCode == EPIPE):
+            promise.fail(ResetBeforeAnswer(error: error))
         default:
             promise.fail(error)
         }
