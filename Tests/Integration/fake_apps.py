@@ -203,7 +203,8 @@ def answerer(route, connections=None, reason=b"X"):
 
 def application(metrics, health, events):
     """The route of one application of `serve`: its /metrics, /health and /events (see answerer)."""
-    state = {"started": 1_800_000_000.0 + os.getpid(), "next": 1}
+    # Its run began now: a start in the future (beyond a minute) is refused by the daemon (#66).
+    state = {"started": time.time(), "next": 1}
 
     def route(head):
         path = head.split(b"\r\n")[0].split(b" ")[1]
