@@ -171,8 +171,19 @@ extension AppFleet {
         }
         var left: [String] = []
         for (target, unit) in gone {
-            guard let unit, unit.hasSuffix(".service"),
-                  case .success(let status) = await SystemdUnit.read(unit, timeout: configuration.timeout, on: blocking) else {
+            guard let unit, unit.hasSuffix(".service") else {
+                left.append(target.name)
+                continue
+            }
+            let status: SystemdUnit
+            switch await SystemdUnit.read(unit, timeout: configuration.timeout, on: blocking) {
+            case .success(let read):
+                status = read
+            case .failure(let failure) where !failure.reachedBus:
+                // Not asked (another round is reading it, or the bus lane is full): no verdict, decided
+                // at a later round. An unknown answer is not "left" (#66).
+                continue
+            case .failure:
                 left.append(target.name)
                 continue
             }
