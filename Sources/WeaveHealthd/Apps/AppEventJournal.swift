@@ -176,10 +176,17 @@ final class AppEventJournal: Sendable {
         admit(app, event, level: level, owner: owner, bound: .lifecycle)
     }
 
-    /// What a bound above the applications counts: their events, or their lifecycle entries.
+    /// What a bound above the applications counts: their events, or their lifecycle entries; the
+    /// raw value names them in a summary's message.
     private enum Bound: String, Sendable {
         case events = "applications' events"
         case lifecycle = "applications' lifecycle entries"
+
+        /// Its counters' keys in the owner and host throttles (literals: a key is made per record).
+        var hostKey: String { self == .events ? "host" : "host lifecycle" }
+        func ownerKey(_ owner: UInt32) -> String { self == .events ? "uid \(owner)" : "uid \(owner) lifecycle" }
+        /// A summary's `suppressed_event` field.
+        var summarised: String { self == .events ? "application events" : "application lifecycle entries" }
     }
 
     private func admit(_ app: String, _ event: WeaveEvent, level: Logger.Level, owner: UInt32?, bound: Bound) -> Bool {
@@ -197,8 +204,8 @@ final class AppEventJournal: Sendable {
             logger.warning("Suppressed \(suppressed) more records of \(bound.rawValue) in the last \(window), past the host's bound",
                            metadata: Self.boundSummary(suppressed, bound, [:]))
         }
-        let host = "host \(bound)"
-        if let owner, !ownerThrottle.admit("uid \(owner) \(bound)", summary: { [self] suppressed, window in
+        let host = bound.hostKey
+        if let owner, !ownerThrottle.admit(bound.ownerKey(owner), summary: { [self] suppressed, window in
             guard hostThrottle.admit(host, summary: hostSummary) else { return }
             logger.warning("Suppressed \(suppressed) more records of the \(bound.rawValue) of uid \(owner) in the last \(window)",
                            metadata: Self.boundSummary(suppressed, bound, ["uid": "\(owner)"]))
@@ -208,8 +215,7 @@ final class AppEventJournal: Sendable {
 
     /// The fields of a bound's summary, which stands for records of every kind it counts.
     private static func boundSummary(_ suppressed: Int, _ bound: Bound, _ fields: Logger.Metadata) -> Logger.Metadata {
-        let what = bound == .events ? "application events" : "application lifecycle entries"
-        return WeaveEvent.recordsSuppressed.metadata(fields.merging(["suppressed": "\(suppressed)", "suppressed_event": "\(what)"]) { $1 })
+        WeaveEvent.recordsSuppressed.metadata(fields.merging(["suppressed": "\(suppressed)", "suppressed_event": "\(bound.summarised)"]) { $1 })
     }
 
     // MARK: The page
