@@ -208,6 +208,65 @@ import WeaveSupport
         #expect(container.statistics()["Made"]?.resolutions == 1)
     }
 
+    /// A factory that never returns (a hung upstream) holds what was in the table when it began,
+    /// and nothing replaced later: 40,000 replacements of another key while two threads resolve it
+    /// keep the first (current when the factory began), and at most what the two hold pinned at each
+    /// change; once they stop, the first alone, and nothing once the factory returns (#68).
+    @Test func aFactoryThatNeverReturnsHoldsNothingReplacedLater() {
+        let entered = Locked(false)
+        let proceed = Locked(false)
+        let stop = Locked(false)
+        let container = Container()
+        container.register(Made.self, factory: Self.heldFactory(entered: entered, proceed: proceed))
+        container.register(Value.self) { Value(number: 0) }
+        let held = Self.startThread { _ = container.resolve(Made.self) }
+        while !entered.withLock({ $0 }) { usleep(100) }
+        let resolvers = (0..<2).map { _ in
+            Self.startThread { while !stop.withLock({ $0 }) { precondition(container.resolve(Value.self) != nil) } }
+        }
+        var most = 0
+        for number in 1...40_000 {
+            container.register(Value.self) { Value(number: number) }
+            most = max(most, container.lock.withWriteLock { container.retired.count })
+        }
+        stop.withLock { $0 = true }
+        for thread in resolvers { pthread_join(thread, nil) }
+        container.register(Value.self) { Value(number: -1) }
+        #expect(most <= 3, "the first, and at most one per resolving thread")
+        #expect(container.lock.withWriteLock { container.retired.count } == 1, "the one current when the factory began")
+        #expect(container.resolve(Value.self)?.number == -1)
+        proceed.withLock { $0 = true }
+        pthread_join(held, nil)
+        container.register(Value.self) { Value(number: -2) }
+        #expect(container.lock.withWriteLock { container.retired.count } == 0)
+    }
+
+    /// More threads than shards (two on one shard) resolving transients while their registrations
+    /// are replaced: every resolve gets an instance, and once they stop nothing stays retired.
+    @Test func moreThreadsThanShardsChurnAndNothingStaysRetired() {
+        let container = Container()
+        container.register(Made.self) { Made() }
+        container.register(Value.self) { Value(number: 0) }
+        let stop = Locked(false)
+        let failures = Locked(0)
+        let threads = (0...ShardedLock.shardCount).map { index in
+            Self.startThread {
+                while !stop.withLock({ $0 }) {
+                    let made = index % 2 == 0 ? container.resolve(Made.self) != nil : container.resolve(Value.self) != nil
+                    if !made { failures.withLock { $0 += 1 } }
+                }
+            }
+        }
+        for number in 1...5_000 {
+            if number % 2 == 0 { container.register(Made.self) { Made() } } else { container.register(Value.self) { Value(number: number) } }
+        }
+        stop.withLock { $0 = true }
+        for thread in threads { pthread_join(thread, nil) }
+        container.register(Value.self) { Value(number: -1) }
+        #expect(failures.withLock { $0 } == 0)
+        #expect(container.lock.withWriteLock { container.retired.count } == 0)
+    }
+
     @Test func releaseAllDropsInstancesAtOnceWhileAFactoryRunsOnAnotherThread() {
         let released = Locked(false)
         let entered = Locked(false)

@@ -141,7 +141,7 @@ if CommandLine.arguments.count >= 2, CommandLine.arguments[1] == "render-apps" {
     exit(0)
 }
 
-/// Sections to run: the arguments (`resolve`, `paths`, `scaling`, `oversubscribed`, `instrumentation`, `render`,
+/// Sections to run: the arguments (`resolve`, `paths`, `scaling`, `retirement`, `oversubscribed`, `instrumentation`, `render`,
 /// `protobuf`, `scrape`, `bridge`), or all of them; `--threads 1,2,4,8,16` sets the scaling section's thread counts.
 var arguments = Array(CommandLine.arguments.dropFirst())
 var scalingThreads = [1, 2, 4, 8, 16]
@@ -236,6 +236,10 @@ if runs("paths") {
 
 if runs("scaling") {
     ScalingBenchmark.run(threadCounts: scalingThreads)
+}
+
+if runs("retirement") {
+    RetirementBenchmark.report()
 }
 
 if runs("oversubscribed") {

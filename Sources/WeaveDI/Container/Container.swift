@@ -153,7 +153,7 @@ public final class Container: @unchecked Sendable {
     /// release outside the lock, the registrations no reader can use any more and the instances of
     /// the others (`RetiredRegistrations`).
     func retireHoldingLock(_ removed: [AnyRegistration]) -> [Any] {
-        retired.retire(removed, lock: lock)
+        retired.retire(removed, at: table.version, lock: lock)
     }
 
     /// Adds the registration to the table (call holding the write lock); returns the one it replaced.
@@ -235,7 +235,7 @@ public final class Container: @unchecked Sendable {
                       unsafeDowncast(registration, to: Registration<T>.self).argumentFactory?.argumentType == ObjectIdentifier(Arg.self)
                   }) else { return nil }
             // Pinned, as a transient's (`runPinned`); counted with its timing.
-            shard.pins.pointee.pin()
+            pin(shard, thread)
             return slot
         }
         do {
@@ -328,7 +328,7 @@ public final class Container: @unchecked Sendable {
                 let typed = unsafeDowncast(registration, to: Registration<T>.self)
                 if typed.scope == .transient, case .sync = typed.maker {
                     // Counted with its timing, once its factory has run.
-                    shard.pins.pointee.pin()
+                    pin(shard, frame)
                     return .transient(slot)
                 }
                 // A held instance is a resolve that succeeds: counted now. Any other is counted once
@@ -341,7 +341,7 @@ public final class Container: @unchecked Sendable {
                     return .countedHit
                 }
                 if timed {
-                    shard.pins.pointee.pin()
+                    pin(shard, frame)
                     return .pinnedInstance(instance, slot)
                 }
                 return .instance(instance)
@@ -452,7 +452,7 @@ public final class Container: @unchecked Sendable {
             shard.counters.pointee.observe(nanos: nanos, histogram: histogram, index: index)
             if created { shard.counters.pointee.add(1, at: StatsField.instancesCreated, index: index) }
             if slow { shard.counters.pointee.add(1, at: StatsField.slowResolutions, index: index) }
-            if pinned && !reported { shard.pins.pointee.unpin() }
+            if pinned && !reported { unpin(shard, frame) }
         }
         guard reported else {
             if startsUp { chargeParent() }
@@ -745,14 +745,29 @@ public final class Container: @unchecked Sendable {
     func countResolution(_ index: Int, unpinning: Bool = false, frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current) {
         lock.withReadLock(shard: frame.pointee.shard) { shard in
             shard.counters.pointee.countHit(index)
-            if unpinning { shard.pins.pointee.unpin() }
+            if unpinning { unpin(shard, frame) }
         }
     }
 
     /// Unpins a registration the thread pinned (`runPinned`, `resolveSampled`).
     @usableFromInline
     func unpin(_ frame: UnsafeMutablePointer<ThreadFrame>) {
-        lock.withReadLock(shard: frame.pointee.shard) { shard in shard.pins.pointee.unpin() }
+        lock.withReadLock(shard: frame.pointee.shard) { shard in unpin(shard, frame) }
+    }
+
+    /// Pins the registration just read, at the table's version: it is not released while the pin
+    /// lives (`RetiredRegistrations`). Call holding `shard`, the thread's.
+    @inlinable @inline(__always)
+    func pin(_ shard: Shard, _ frame: UnsafeMutablePointer<ThreadFrame>) {
+        let version = table.version
+        shard.pins.pointee.pin(at: version)
+        frame.pointee.pushPin(version)
+    }
+
+    /// Ends the thread's innermost pin. Call holding `shard`, the thread's.
+    @inlinable @inline(__always)
+    func unpin(_ shard: Shard, _ frame: UnsafeMutablePointer<ThreadFrame>) {
+        shard.pins.pointee.unpin(at: frame.pointee.popPin())
     }
 
     /// Throws `.cycle` when `registration`'s key is already being made on this thread.

@@ -5,8 +5,9 @@ import WeaveSupport
 /// different threads never touch the same cache line; a writer locks every shard in order.
 ///
 /// Each shard also owns per-key statistics that only its readers write, which makes exact counting
-/// free of atomic read-modify-write contention, and counts the registrations its readers have pinned
-/// (`Shard.pins`): used outside the lock without a reference count (see `RetiredRegistrations`).
+/// free of atomic read-modify-write contention, and the table versions its readers pinned
+/// registrations at (`Shard.pins`): used outside the lock without a reference count (see
+/// `RetiredRegistrations`).
 @usableFromInline
 final class ShardedLock: @unchecked Sendable {
     // @unchecked: `blocks` is written only in init and freed in deinit; each shard's counters and
@@ -42,6 +43,7 @@ final class ShardedLock: @unchecked Sendable {
         for shard in allShards {
             shard.counters.pointee.deallocate()
             shard.counters.deinitialize(count: 1)
+            shard.pins.pointee.deallocate()
             shard.pins.deinitialize(count: 1)
             shard.lock.deinitializeWords()
         }
@@ -76,6 +78,13 @@ final class ShardedLock: @unchecked Sendable {
 
     /// Every shard, for a writer that holds them all (or a reader locking each in turn).
     var allShards: [Shard] { (0..<Self.shardCount).map(shard) }
+
+    /// The table versions of every live pin, sorted, without repeats. Call holding every shard.
+    func pinnedVersions() -> [UInt64] {
+        var versions: [UInt64] = []
+        for shard in allShards { shard.pins.pointee.forEachVersion { versions.append($0) } }
+        return versions.isEmpty ? versions : Array(Set(versions)).sorted()
+    }
 }
 
 /// One reader shard: its lock and the statistics its readers keep, in a block `ShardedLock` owns.
@@ -106,22 +115,75 @@ struct Shard {
     }
 }
 
-/// How many registrations a shard's readers hold pinned, and how often that number fell back to
-/// zero: a registration retired at a given count of a shard is no longer in use there once the
-/// count has moved or the shard holds no pin.
+/// The registrations a shard's readers hold pinned, as the table versions (`RegistryTable.version`)
+/// they were read at: a pin at version v holds what was in the table at v, and nothing inserted
+/// after it. A multiset: up to four versions on the shard's own line (one, nearly always: its
+/// thread's nested pins between two changes), the rest beside it (five versions live on one shard
+/// at once). Each unpin names the version of its pin (`ThreadFrame.popPin`).
 @usableFromInline
 struct Pins {
-    @usableFromInline var held = 0
-    @usableFromInline var quiescences: UInt64 = 0
+    @usableFromInline var versions: InlineArray<4, UInt64> = .init(repeating: 0)
+    @usableFromInline var counts: InlineArray<4, UInt32> = .init(repeating: 0)
+    /// The versions that did not fit, with their counts; allocated by the first.
+    @usableFromInline var more: UnsafeMutablePointer<[UInt64: Int]>?
 
     @inlinable @inline(__always)
-    mutating func pin() {
-        held &+= 1
+    mutating func pin(at version: UInt64) {
+        if counts[0] == 0 || versions[0] == version {
+            versions[0] = version
+            counts[0] &+= 1
+        } else {
+            pinElsewhere(at: version)
+        }
     }
 
     @inlinable @inline(__always)
-    mutating func unpin() {
-        held &-= 1
-        if held == 0 { quiescences &+= 1 }
+    mutating func unpin(at version: UInt64) {
+        if counts[0] != 0 && versions[0] == version {
+            counts[0] &-= 1
+        } else {
+            unpinElsewhere(at: version)
+        }
+    }
+
+    @usableFromInline
+    mutating func pinElsewhere(at version: UInt64) {
+        for index in 1..<4 where counts[index] != 0 && versions[index] == version {
+            counts[index] &+= 1
+            return
+        }
+        for index in 1..<4 where counts[index] == 0 {
+            versions[index] = version
+            counts[index] = 1
+            return
+        }
+        if more == nil {
+            more = .allocate(capacity: 1)
+            more.unsafelyUnwrapped.initialize(to: [:])
+        }
+        more.unsafelyUnwrapped.pointee[version, default: 0] += 1
+    }
+
+    @usableFromInline
+    mutating func unpinElsewhere(at version: UInt64) {
+        for index in 1..<4 where counts[index] != 0 && versions[index] == version {
+            counts[index] &-= 1
+            return
+        }
+        guard let count = more?.pointee[version] else { preconditionFailure("WeaveDI: an unpin without its pin") }
+        more.unsafelyUnwrapped.pointee[version] = count > 1 ? count - 1 : nil
+    }
+
+    /// Calls `body` with the version of each live pin (a version once or more).
+    func forEachVersion(_ body: (UInt64) -> Void) {
+        for index in 0..<4 where counts[index] != 0 { body(versions[index]) }
+        more?.pointee.keys.forEach(body)
+    }
+
+    /// Frees what `more` allocated.
+    mutating func deallocate() {
+        more?.deinitialize(count: 1)
+        more?.deallocate()
+        more = nil
     }
 }
