@@ -4,7 +4,8 @@
 # application half broken (no flapping), /livez and memory under 40 applications with enormous /health,
 # SIGTERM with 150 requests in flight on hung applications, and round 4's (#53): a series of 100,000
 # labels, 4 MB native histograms, 60 sockets hanging /metrics or /events, 150 sockets flooding events, and
-# round 5's (#64): an /events page of a run that started at 1e300, and a restart after it. The fake applications are
+# round 5's (#64): an /events page of a run that started at 1e300, and a restart after it; round 6's (#66):
+# a restart by hand, 200 flapping sockets of one user, one liar among 40. The fake applications are
 # fake_apps.py on Unix sockets; the daemon listens on loopback. Every process is stopped by its PID,
 # every wait is bounded. Needs root (it runs applications as root and as nobody, with setpriv).
 # Usage: Tests/Integration/attacks.sh PATH-TO-weave-healthd
@@ -84,7 +85,8 @@ if [ $rc -ne 0 ] && [ -S "$DIR/payments.sock" ]; then
 else not_ok "(a) nobody cannot remove root's socket" "rm exited $rc; socket there: $([ -S "$DIR/payments.sock" ] && echo yes || echo no)"; fi
 
 stop_pid "$ROOT_APP"
-if [ "$STOP_RC" = 0 ] && [ ! -e "$DIR/payments.sock" ] && until_true 10 log_has "Application payments left"; then
+# A leave outside systemd is told once the grace for a restart (10 s) has passed.
+if [ "$STOP_RC" = 0 ] && [ ! -e "$DIR/payments.sock" ] && until_true 15 log_has "Application payments left"; then
     ok "(a) root's payments stops gracefully (socket removed, exit $STOP_RC after $STOP_MS ms): the daemon logs that payments left"
 else not_ok "(a) payments left" "exit $STOP_RC; $(ls "$DIR"); $(grep payments "$LOG" | tail -3)"; fi
 
@@ -173,6 +175,8 @@ if until_true 5 log_has "Application vanish left"; then ok "(b) once its process
 else not_ok "(b) vanish left after its process ended" "$(grep vanish "$LOG" | tail -2 | cut -c1-200)"; fi
 wait "$SCRAPER"
 stop_pid "$GRACEFUL"
+graceful_left() { [ "$(grep -c "Application graceful-0. left" "$LOG")" -ge 3 ]; }
+until_true 15 graceful_left
 down=$(grep -c "Application graceful-0. is down" "$LOG")
 left=$(grep -c "Application graceful-0. left" "$LOG")
 if [ "$left" -eq 3 ] && [ "$down" -eq 0 ]; then
@@ -386,5 +390,80 @@ if kill -0 "$DAEMON" 2>/dev/null && [ "$(curl -s --max-time 2 "$URL/livez")" = o
     ok "(k) started again on the same state directory: up 3 s later, no 1e300 in the saved positions"
 else not_ok "(k) a restart on the saved positions" "alive: $(kill -0 "$DAEMON" 2>/dev/null && echo yes || echo no); $(cat "$WORK/poison-state/event-positions.json" 2>&1 | cut -c1-200)"; fi
 stop_pid "$DAEMON"; stop_pid "$POISON"
+
+# --- (l) round 6 (#66): an application restarted by hand, outside systemd ----------------------------------
+# SIGTERM (its socket removed, its process ended), started again at once: same name, same owner, a new run.
+DIR="$WORK/byhand"
+mkdir "$DIR"
+start_watcher byhand "$DIR"
+start_app "$WORK/byhand-1.out" serving serve "$DIR" 'byhand:orders:pass:run'
+FIRST=$APP
+until_true 10 log_has "Application byhand is up"
+stop_pid "$FIRST"
+start_app "$WORK/byhand-2.out" serving serve "$DIR" 'byhand:orders:pass:run'
+SECOND=$APP
+until_true 10 log_has "Application byhand restarted"
+sleep 12 # past the grace a leave would be told after
+entries=$(grep -oE "Application byhand (is up|is down|left|restarted)" "$LOG" | sort | uniq -c | tr -s ' ' | paste -sd, -)
+if [ "$(log_count "Application byhand restarted")" = 1 ] && [ "$(log_count "Application byhand is up")" = 1 ] \
+    && ! log_has "Application byhand left" && ! log_has "Application byhand is down"; then
+    ok "(l) restarted by hand (SIGTERM, started again at once): one 'restarted', no 'left', no second 'is up' ($entries)"
+else not_ok "(l) a restart outside systemd is one entry" "$entries"; fi
+stop_pid "$SECOND"
+if until_true 15 log_has "Application byhand left"; then ok "(l) stopped for good: 'left', within the grace"
+else not_ok "(l) a leave after the grace" "$(grep byhand "$LOG" | tail -2 | cut -c1-200)"; fi
+stop_pid "$DAEMON"
+
+# --- (m) round 6 (#66): 200 sockets of one user flapping for 30 s -------------------------------------------
+# Each one's /health alternates valid and invalid (up, down) and its /events is a new run at every read
+# (restarted): the lifecycle entries of the owner's applications stay within 60 per window of 10 s.
+DIR="$WORK/flapping"
+mkdir "$DIR" && chmod 3777 "$DIR"
+start_app "$WORK/flapping.out" serving nobody serve "$DIR" 'flutter*200:orders:flap:restarting'
+FLAPPING=$APP
+start_watcher flapping "$DIR"
+sleep 30
+stop_pid "$DAEMON"; stop_pid "$FLAPPING"
+# The owner's summary ends each window: the entries (and per-application summaries) between two are one window's.
+windows=$(grep -E "Application flutter-[0-9]+ (is up|is down|left|restarted)|records of application flutter-|lifecycle entries of uid 65534" "$LOG" \
+    | awk '/lifecycle entries of uid 65534/ { print n; n = 0; next } { n++ } END { print n }' | paste -sd' ' -)
+summaries=$(grep -c "lifecycle entries of uid 65534" "$LOG")
+largest=$(tr ' ' '\n' <<<"$windows" | sort -n | tail -1)
+if [ "$summaries" -ge 2 ] && [ "${largest:-999}" -le 60 ] && [ "$(tr ' ' '\n' <<<"$windows" | awk '{ s += $1 } END { print s }')" -gt 0 ]; then
+    ok "(m) 200 flapping sockets of uid 65534 for 30 s: entries per window $windows (at most 60), $summaries summaries of the owner's bound"
+else not_ok "(m) lifecycle entries within the owner's bound" "per window: $windows; $summaries summaries"; fi
+
+# --- (n) round 6 (#66): one liar among 40 applications costs the others nothing ---------------------------
+# A liar's /metrics says check db is unhealthy, its /health that it passes: every scrape disagrees. It
+# brings its own health round forward (once per health_interval), never the others'.
+health_reads() { # NAME SPEC…: sets READS to the honest applications' /health reads per application and second, and the liar's, under 4 scrapers for 20 s
+    local name=$1 scrapers=() began ended scraping
+    shift
+    DIR="$WORK/$name"
+    mkdir "$DIR"
+    start_app "$WORK/$name.out" serving serve "$DIR" "$@"
+    local apps=$APP
+    began=$(now_ms) # the daemon's life: from its start to its end
+    start_watcher "$name" "$DIR"
+    scraping=$(now_ms)
+    for _ in 1 2 3 4; do
+        ( while [ $(($(now_ms) - scraping)) -lt 20000 ]; do curl -s --max-time 5 -o /dev/null "$URL/metrics"; sleep 0.1; done ) &
+        scrapers+=($!)
+    done
+    wait "${scrapers[@]}"
+    stop_pid "$DAEMON"
+    ended=$(now_ms)
+    stop_pid "$apps"
+    READS=$(awk -v s="$(((ended - began) / 1000)).$(((ended - began) % 1000 / 100))" '$1 == "asked" && $2 ~ /^honest-/ && $3 == "/health" { n++; t += $4 }
+        $1 == "asked" && $2 == "liar" && $3 == "/health" { liar = $4 }
+        END { printf "%.2f %.2f", t / n / s, liar / s }' "$WORK/$name.out")
+}
+health_reads honest 'honest*40:orders:pass'
+read -r alone _ <<<"$READS"
+health_reads lied 'honest*39:orders:pass' 'liar:liar:pass'
+read -r beside liar <<<"$READS"
+if awk -v a="$alone" -v b="$beside" -v l="$liar" 'BEGIN { exit !(a > 0 && b <= a * 1.1 && b >= a * 0.9 && l <= 2.2) }'; then
+    ok "(n) a liar among 40: each honest application's /health read $beside/s (alone: $alone/s); the liar's $liar/s"
+else not_ok "(n) the honest applications' reads within 10 % of the rate without the liar" "alone $alone/s, beside the liar $beside/s, the liar $liar/s"; fi
 
 finish

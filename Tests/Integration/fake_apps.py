@@ -14,12 +14,17 @@ request loop of them all.
                         DIR may be a path only root can walk (/proc/PID/root/…).
                         METRICS: orders   a valid OpenMetrics exposition (orders_total{…})
                                  forged   a valid exposition of forged series (forged_total 1)
+                                 liar     orders', and weave_health_status saying check db is
+                                          unhealthy, which its /health (pass) never says
                                  invalid  no '# EOF' and a garbage line
                                  labels   one series with 100,000 labels (1.2 MB)
                                  native   protobuf: one native histogram of 4,000,000 one-byte
                                           deltas (4 MB)
                                  hang     never answered (the connection is held)
                         EVENTS:  none     404 (the default)
+                                 run      a page of its run (begun when the process started),
+                                          without events
+                                 restarting  a page of a new run at every read (begun then)
                                  hang     never answered
                                  flood    256 new memory_pressure events at every request
                                  trigger=PATH  one resolution_error of dependency Trigger once
@@ -29,10 +34,12 @@ request loop of them all.
                         HEALTH:  pass     {"status":"pass"} with one passing component
                                  fail,N,BYTES  N failing components whose outputs are reasons of
                                           BYTES bytes each (HTTP 503)
+                                 flap     pass and a body that is not JSON, in turn at each read
                         Prints 'serving N' once every socket listens, then the size of each
                         distinct /health document ('health NAME BYTES').
                         On SIGTERM it stops as a real application does: it removes its sockets,
-                        stops listening, closes its connections, and exits 0.8 s later.
+                        stops listening, closes its connections, prints how often each application
+                        was asked each path ('asked NAME PATH N'), and exits 0.8 s later.
     stale DIR COUNT UID:GID
                         COUNT sockets DIR/stale-NNNN.sock bound and closed at once (nobody listens:
                         a connection is refused), given to UID:GID; prints 'stale N' and ends.
@@ -69,6 +76,11 @@ def metrics_document(kind, name):
         return (f"# TYPE orders counter\n# HELP orders Orders taken.\n"
                 f'orders_total{{shop="{name}",result="ok"}} 42\norders_total{{shop="{name}",result="failed"}} 1\n'
                 f"# EOF\n").encode()
+    if kind == "liar":
+        states = "".join(f'weave_health_status{{check="db",state="{state}"}} {int(state == "unhealthy")}\n'
+                         for state in ("healthy", "degraded", "unhealthy"))
+        return metrics_document("orders", name)[:-len(b"# EOF\n")] + (
+            "# TYPE weave_health_status gauge\n# HELP weave_health_status Health of each check.\n" + states + "# EOF\n").encode()
     if kind == "forged":
         return b"# TYPE forged counter\n# HELP forged Forged by another user.\nforged_total 1\n# EOF\n"
     if kind == "invalid":
@@ -138,6 +150,11 @@ def events_page(kind, state, after):
         return 404, b"not found\n"
     if kind == "hang":
         return None
+    if kind in ("run", "restarting"):
+        if kind == "restarting":
+            state["started"] = time.time()
+        page = {"started": state["started"], "first": 1, "next": 1, "events": []}
+        return 200, json.dumps(page).encode()
     if kind == "flood":
         first = state["next"]
         state["next"] += 256
@@ -161,9 +178,11 @@ def events_page(kind, state, after):
 
 
 def health_document(kind):
-    """(HTTP status, body) of a /health."""
+    """(HTTP status, body) of a /health; for flap, the pair it answers in turn."""
     if kind == "pass":
         return 200, json.dumps({"status": "pass", "checks": {"db:status": [{"status": "pass"}]}}).encode()
+    if kind == "flap":
+        return health_document("pass"), (200, b"{not json")
     word, count, size = kind.split(",")
     assert word == "fail", kind
     checks = {}
@@ -201,14 +220,16 @@ def answerer(route, connections=None, reason=b"X"):
     return answer
 
 
-def application(metrics, health, events):
-    """The route of one application of `serve`: its /metrics, /health and /events (see answerer)."""
+def application(metrics, health, events, asked):
+    """The route of one application of `serve`: its /metrics, /health and /events (see answerer).
+    ASKED, a dictionary, counts the requests of each path."""
     # Its run began now: a start in the future (beyond a minute) is refused by the daemon (#66).
     state = {"started": time.time(), "next": 1}
 
     def route(head):
         path = head.split(b"\r\n")[0].split(b" ")[1]
         target = path.split(b"?")[0]
+        asked[target.decode()] = asked.get(target.decode(), 0) + 1
         if target == b"/metrics":
             if metrics is None:
                 return None
@@ -218,7 +239,8 @@ def application(metrics, health, events):
             page = events_page(events, state, int(query.get(b"after", b"0")))
             return None if page is None else (page[0], b"application/json", page[1])
         if target == b"/health":
-            return health[0], b"application/health+json", health[1]
+            code, body = health[asked["/health"] % 2] if isinstance(health[0], tuple) else health
+            return code, b"application/health+json", body
         return 404, b"text/plain", b"not found\n"
     return route
 
@@ -235,7 +257,7 @@ def serve(*arguments):
         name, metrics_kind, health_kind, *rest = spec.split(":", 3)
         events_kind = rest[0] if rest else "none"
         health = health_document(health_kind)
-        sizes[health_kind] = len(health[1])
+        sizes[health_kind] = len(health[1]) if not isinstance(health[0], tuple) else len(health[0][1])
         if "*" in name:
             base, count = name.split("*")
             names = [f"{base}-{index:02d}" for index in range(int(count))]
@@ -244,6 +266,7 @@ def serve(*arguments):
         apps += [(each, metrics_document(metrics_kind, each), health, events_kind) for each in names]
 
     connections = set()
+    asked = {}  # name: {path: requests}
 
     async def main():
         loop = asyncio.get_running_loop()
@@ -252,7 +275,8 @@ def serve(*arguments):
         paths = []
         for name, metrics, health, events in apps:
             path = f"{directory}/{name}.sock"
-            servers.append(await asyncio.start_unix_server(answerer(application(metrics, health, events), connections),
+            asked[name] = {}
+            servers.append(await asyncio.start_unix_server(answerer(application(metrics, health, events, asked[name]), connections),
                                                            path=path, limit=1 << 20))
             paths.append(path)
         directory_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
@@ -275,6 +299,9 @@ def serve(*arguments):
                 server.close()
             for writer in list(connections):
                 writer.close()
+            for name, requests in asked.items():
+                for path, count in sorted(requests.items()):
+                    print(f"asked {name} {path} {count}", flush=True)
             loop.call_later(0.8, done.set)
 
         loop.add_signal_handler(signal.SIGTERM, graceful)

@@ -262,6 +262,46 @@ if [ "$(grep -vc "^Application orders: startup resolutions" <<<"$entries")" = 1 
     && [ "$(grep -c "^Application orders: startup resolutions took " <<<"$entries")" = 1 ]; then
     ok "systemctl restart orders: one entry, \"$(head -1 <<<"$entries" | cut -c1-60)…\", and its new run's startup"
 else not_ok "a restart is one entry" "$entries"; fi
+# 8 stops and starts of the enabled unit, under a systemd_unit check of it every 100 ms (its reads and
+# the discovery round's meet on the bus lane): each outage one "down", each return one "up", never "left".
+IN sh -c 'echo "  - {name: orders-unit, type: systemd_unit, unit: orders.service, interval: 100ms}" >> /etc/weave-healthd/config.yaml'
+IN systemctl reload weave-healthd.service
+mark=$(cursor)
+count_after() { grep -c "^Application orders $2" <<<"$(journal_after "$1")"; }
+cycles=0
+for cycle in $(seq 8); do
+    IN systemctl stop orders.service
+    for _ in $(seq 100); do [ "$(count_after "$mark" "is down")" -ge "$cycle" ] && break; sleep 0.1; done
+    IN systemctl start orders.service
+    for _ in $(seq 100); do [ "$(count_after "$mark" "is up")" -ge "$cycle" ] && break; sleep 0.1; done
+    cycles=$cycle
+done
+sleep 3
+down=$(count_after "$mark" "is down: it was stopped"); up=$(count_after "$mark" "is up"); left=$(count_after "$mark" "left")
+if [ "$cycles" = 8 ] && [ "$down" = 8 ] && [ "$up" = 8 ] && [ "$left" = 0 ] && [ "$(count_after "$mark" "is down")" = 8 ]; then
+    ok "8 stops and starts of the enabled orders.service (a systemd_unit check of it every 100 ms): 8 'is down: it was stopped', 8 'is up', 0 'left'"
+else not_ok "one entry per outage and return" "$down down (stopped), $up up, $left left: $(journal_after "$mark" | grep '^Application orders' | cut -c1-90 | tail -6)"; fi
+IN sed -i '/orders-unit/d' /etc/weave-healthd/config.yaml
+IN systemctl reload weave-healthd.service
+# An application restarted by hand, outside systemd (as in Docker, or under supervisord): SIGTERM, started
+# again at once, same name and owner (uid 2001), a new run: one "restarted", no "left", no second "up".
+by_hand() { IN setpriv --reuid=2001 --regid="$WEAVE_GID" --clear-groups /usr/local/bin/orders --name handmade --port 8081 > /dev/null 2>&1 & }
+handmade() { IN pgrep -u 2001 -f -- "--name handmade"; }
+mark=$(cursor)
+by_hand
+wait_entry "$mark" "Application handmade is up"
+first=$(handmade)
+IN kill -TERM "$first"
+for _ in $(seq 100); do IN kill -0 "$first" 2> /dev/null || break; sleep 0.1; done
+by_hand
+wait_entry "$mark" "Application handmade restarted"
+sleep 12 # past the grace a leave is told after
+entries=$(journal_after "$mark" | grep "^Application handmade" | grep -v "startup resolutions")
+if [ "$(grep -c "restarted: this run began at" <<<"$entries")" = 1 ] && [ "$(grep -c "is up" <<<"$entries")" = 1 ] \
+    && [ "$(wc -l <<<"$entries")" = 2 ]; then
+    ok "handmade (uid 2001) restarted by hand, outside systemd: one 'restarted', no 'left', no second 'is up'"
+else not_ok "a restart outside systemd is one entry" "$entries"; fi
+IN kill -TERM "$(handmade)"
 mark=$(cursor)
 IN systemctl disable -q --now orders.service
 wait_entry "$mark" "Application orders left"
@@ -332,8 +372,18 @@ if [ "$reload" != 0 ] && grep -q "/etc/weave-healthd/config.yaml:$((lines + 1)):
     ok "a broken file on reload: systemctl reload exits $reload, status says file:line:column, weave_config_last_reload_successful 0, the old configuration runs on"
 else not_ok "a broken reload" "exit $reload; $(cat "$WORK/reload.out"); $status"; fi
 
+# A file the running daemon refuses (a changed listen:, which a reload cannot apply): systemctl reload fails.
+IN sh -c 'sed -i "/journald\|ghost\|^checks: \[$/d; s/address: 127.0.0.1:9096/address: 127.0.0.1:9097/" /etc/weave-healthd/config.yaml'
+IN systemctl reload weave-healthd.service > "$WORK/reload.out" 2>&1
+reload=$?
+status=$(IN systemctl status --no-pager -n 5 weave-healthd.service 2>&1)
+if [ "$reload" != 0 ] && grep -q "listen" <<<"$status" && [ "$(NET curl -s -m 5 http://127.0.0.1:9096/livez)" = ok ] \
+    && ! NET curl -s -o /dev/null -m 2 http://127.0.0.1:9097/livez && [ "$(IN systemctl show -P MainPID weave-healthd.service)" = "$pid" ]; then
+    ok "a changed listen: on reload: systemctl reload exits $reload, status says why ($(grep -o "listen[^.]*" <<<"$status" | tail -1 | cut -c1-70)), 9096 serves on"
+else not_ok "a reload the daemon refuses fails" "exit $reload; $(cat "$WORK/reload.out"); $status"; fi
+IN sed -i "s/address: 127.0.0.1:9097/address: 127.0.0.1:9096/" /etc/weave-healthd/config.yaml
+
 # --- the watchdog restarts a frozen daemon ------------------------------------------------------------------
-IN sh -c 'sed -i "/journald\|ghost\|^checks: \[$/d" /etc/weave-healthd/config.yaml'
 IN mkdir -p /etc/systemd/system/weave-healthd.service.d
 IN sh -c 'printf "[Service]\nWatchdogSec=3s\n" > /etc/systemd/system/weave-healthd.service.d/watchdog.conf'
 IN systemctl daemon-reload

@@ -147,7 +147,8 @@ extension AppFleet {
     /// Forgets applications that are no longer targets (their socket is gone) and whose process has
     /// ended: they left, unless their systemd unit says otherwise (`AppLifecycle.verdict`): still
     /// enabled and inactive, they were stopped, and stay targets, down; starting or stopping, they
-    /// are decided at a later round. One whose process still runs stays a target for
+    /// are decided at a later round. Outside a systemd service, a socket of the same name back within
+    /// `leavingGrace` is a restart, not a leave. One whose process still runs stays a target for
     /// `leavingGrace`, then is down.
     func forgetAllBut(_ names: [String]) async {
         let keep = Set(names)
@@ -156,15 +157,23 @@ extension AppFleet {
             var gone: [(target: AppTarget, unit: String?)] = []
             for (name, state) in states {
                 let socketThere = if case .unix(let path) = state.target.address { Self.exists(path) } else { true }
-                let entry = (state.target, state.target.unit ?? state.unit)
+                let unit = state.target.unit ?? state.unit
+                let entry = (state.target, unit)
                 if keep.contains(name) {
-                    // A target: one kept for its vanished socket is back, or has ended at last.
+                    // A target: one back within the grace, one kept for its vanished socket back, or ended at last.
+                    states[name]?.goneAt = nil
                     guard state.vanishedAt != nil else { continue }
                     if socketThere { states[name]?.vanishedAt = nil } else if !Self.isRunning(state.pid) { gone.append(entry) }
                 } else if !socketThere, Self.isRunning(state.pid) {
                     if state.vanishedAt == nil { states[name]?.vanishedAt = now }
+                } else if !socketThere, unit?.hasSuffix(".service") != true, state.vanishedAt.map({ now - $0 < leavingGrace }) ?? true {
+                    // Ended with its socket (a graceful stop removes it, then ends), and no unit to say
+                    // whether it comes back: the grace, from when the socket went, does.
+                    let since = state.goneAt ?? state.vanishedAt ?? now
+                    states[name]?.goneAt = since
+                    if now - since >= leavingGrace { gone.append(entry) }
                 } else {
-                    gone.append(entry) // its socket gone with its process, or no longer a target at all
+                    gone.append(entry) // no longer a target at all, or its unit decides
                 }
             }
             return gone

@@ -31,6 +31,10 @@ extension AppFleet {
         var unitAskedFor: Int32?
         /// When its discovered socket was first found gone while its process still ran.
         var vanishedAt: Duration?
+        /// When its discovered socket was first found gone with its process ended, outside a systemd
+        /// service: it left unless a socket of its name is back within `leavingGrace` (a restart by
+        /// hand, by Docker or supervisord: its new run is one "restarted", #66).
+        var goneAt: Duration?
 
         /// Whether it answered; nil before it was asked.
         var reachable: Bool? { asked ? failing.isEmpty : nil }
