@@ -153,7 +153,7 @@ public final class Container: @unchecked Sendable {
     /// release outside the lock, the registrations no reader can use any more and the instances of
     /// the others (`RetiredRegistrations`).
     func retireHoldingLock(_ removed: [AnyRegistration]) -> [Any] {
-        retired.retire(removed, at: table.version, lock: lock)
+        retired.retire(removed, lock: lock)
     }
 
     /// Adds the registration to the table (call holding the write lock); returns the one it replaced.
@@ -235,7 +235,7 @@ public final class Container: @unchecked Sendable {
                       unsafeDowncast(registration, to: Registration<T>.self).argumentFactory?.argumentType == ObjectIdentifier(Arg.self)
                   }) else { return nil }
             // Pinned, as a transient's (`runPinned`); counted with its timing.
-            pin(shard, thread)
+            shard.pins.pointee.pin(slot)
             return slot
         }
         do {
@@ -283,7 +283,7 @@ public final class Container: @unchecked Sendable {
         let found = fastLookup(type, name: name, frame: frame, timed: true)
         if case .pinnedInstance(let instance, let slot) = found {
             slot._withUnsafeGuaranteedRef { registration in
-                _ = recordTiming(index: registration.index, start: start, histogram: StatsField.hitLatency, frame: frame, pinned: true,
+                _ = recordTiming(index: registration.index, start: start, histogram: StatsField.hitLatency, frame: frame, pinned: true, registration: slot,
                                  service: registration.key.description)
             }
             return instance
@@ -328,7 +328,7 @@ public final class Container: @unchecked Sendable {
                 let typed = unsafeDowncast(registration, to: Registration<T>.self)
                 if typed.scope == .transient, case .sync = typed.maker {
                     // Counted with its timing, once its factory has run.
-                    pin(shard, frame)
+                    shard.pins.pointee.pin(slot)
                     return .transient(slot)
                 }
                 // A held instance is a resolve that succeeds: counted now. Any other is counted once
@@ -341,7 +341,7 @@ public final class Container: @unchecked Sendable {
                     return .countedHit
                 }
                 if timed {
-                    pin(shard, frame)
+                    shard.pins.pointee.pin(slot)
                     return .pinnedInstance(instance, slot)
                 }
                 return .instance(instance)
@@ -376,7 +376,7 @@ public final class Container: @unchecked Sendable {
                 Result { () throws(ResolutionError) in try enterNested(registration, frame: frame) }
             }
             if case .failure(let error) = entered {
-                unpin(frame)
+                unpin(slot, frame)
                 throw error
             }
         }
@@ -387,14 +387,13 @@ public final class Container: @unchecked Sendable {
         let start = isInstrumented ? clock.now() : 0
         // Safe: every registration under the identity of `T` is a `Registration<T>`.
         let made = slot._withUnsafeGuaranteedRef { make(unsafeDowncast($0, to: Registration<T>.self)) }
-        let index = slot._withUnsafeGuaranteedRef { $0.index }
         var own: UInt64?
         if isInstrumented {
-            own = recordTiming(index: index, start: start, histogram: StatsField.factoryLatency, created: true, countResolution: true,
-                               frame: frame, pinned: true, framed: true, registration: slot,
+            own = recordTiming(index: slot._withUnsafeGuaranteedRef { $0.index }, start: start, histogram: StatsField.factoryLatency, created: true,
+                               countResolution: true, frame: frame, pinned: true, framed: true, registration: slot,
                                service: slot._withUnsafeGuaranteedRef { $0.key.description })
         } else {
-            countResolution(index, unpinning: true, frame: frame)
+            countResolution(slot._withUnsafeGuaranteedRef { $0.index }, unpinning: slot, frame: frame)
         }
         if traced { endSpan(own: own, error: nil, frame: frame) }
         return made
@@ -409,7 +408,7 @@ public final class Container: @unchecked Sendable {
     /// Records the time since `start` (an `IntervalClock` reading) in a histogram of the
     /// registration at `index`, and reports it if it passed the slow-resolution threshold.
     /// `countResolution`: count the resolve too (the transient fast path counts it here, under the
-    /// same lock). `pinned`: unpin the registration, under the same lock, or after `service` is read
+    /// same lock). `pinned`: unpin `registration`, under the same lock, or after `service` is read
     /// when the timing is reported. `framed`: a factory run pushed on `frame`'s stack, whose self
     /// time is kept (and which, when it is long enough to be named in a chain, is kept in the
     /// frame's trace: its slow report waits for the outermost run's end, `ResolutionTrace`).
@@ -452,14 +451,14 @@ public final class Container: @unchecked Sendable {
             shard.counters.pointee.observe(nanos: nanos, histogram: histogram, index: index)
             if created { shard.counters.pointee.add(1, at: StatsField.instancesCreated, index: index) }
             if slow { shard.counters.pointee.add(1, at: StatsField.slowResolutions, index: index) }
-            if pinned && !reported { unpin(shard, frame) }
+            if pinned && !reported { shard.pins.pointee.unpin(registration.unsafelyUnwrapped) }
         }
         guard reported else {
             if startsUp { chargeParent() }
             return own
         }
         let name = service()
-        if pinned { unpin(frame) }
+        if pinned, let registration { unpin(registration, frame) }
         let report = slow ? ResolutionTrace.Report(instrumentation: instrumentation, throttle: logThrottle, threshold: threshold) : nil
         let kept = traced && (asyncRun.map { $0.trace.end($0, service: name, total: nanos, report: report) }
             ?? frame.pointee.keep(name, total: nanos, own: own, report: report))
@@ -740,34 +739,20 @@ public final class Container: @unchecked Sendable {
         recordEdge(to: registration, frame: frame)
     }
 
-    /// Counts one resolve of the registration at `index`, and unpins it with `unpinning`.
+    /// Counts one resolve of the registration at `index`, and unpins `unpinning`.
     @usableFromInline
-    func countResolution(_ index: Int, unpinning: Bool = false, frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current) {
+    func countResolution(_ index: Int, unpinning: Unmanaged<AnyRegistration>? = nil,
+                         frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current) {
         lock.withReadLock(shard: frame.pointee.shard) { shard in
             shard.counters.pointee.countHit(index)
-            if unpinning { unpin(shard, frame) }
+            if let unpinning { shard.pins.pointee.unpin(unpinning) }
         }
     }
 
     /// Unpins a registration the thread pinned (`runPinned`, `resolveSampled`).
     @usableFromInline
-    func unpin(_ frame: UnsafeMutablePointer<ThreadFrame>) {
-        lock.withReadLock(shard: frame.pointee.shard) { shard in unpin(shard, frame) }
-    }
-
-    /// Pins the registration just read, at the table's version: it is not released while the pin
-    /// lives (`RetiredRegistrations`). Call holding `shard`, the thread's.
-    @inlinable @inline(__always)
-    func pin(_ shard: Shard, _ frame: UnsafeMutablePointer<ThreadFrame>) {
-        let version = table.version
-        shard.pins.pointee.pin(at: version)
-        frame.pointee.pushPin(version)
-    }
-
-    /// Ends the thread's innermost pin. Call holding `shard`, the thread's.
-    @inlinable @inline(__always)
-    func unpin(_ shard: Shard, _ frame: UnsafeMutablePointer<ThreadFrame>) {
-        shard.pins.pointee.unpin(at: frame.pointee.popPin())
+    func unpin(_ slot: Unmanaged<AnyRegistration>, _ frame: UnsafeMutablePointer<ThreadFrame>) {
+        lock.withReadLock(shard: frame.pointee.shard) { shard in shard.pins.pointee.unpin(slot) }
     }
 
     /// Throws `.cycle` when `registration`'s key is already being made on this thread.

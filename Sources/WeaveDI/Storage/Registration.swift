@@ -20,9 +20,6 @@ class AnyRegistration: @unchecked Sendable {
     @usableFromInline let serial = Serials.next()
     /// Keeps the fields the hot path reads (above) off the cache line of whatever is allocated next.
     private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
-    /// The table version that inserted it (`RegistryTable.insert`), written under the write lock:
-    /// no pin taken before can hold it (`RetiredRegistrations`).
-    var installedAt: UInt64 = 0
     /// Whether a factory run of this registration was offered to its container's startup tree:
     /// written once, so later runs only read it (`Container.startup`).
     let offeredToStartup = Atomic<Bool>(false)

@@ -9,8 +9,7 @@ final class RegistryTable: @unchecked Sendable {
     @usableFromInline let unnamed: UnsafeMutablePointer<SlotTable>
     @usableFromInline let named: UnsafeMutablePointer<SlotTable>
     /// Counts the changes: while it stays, `all` lists the same registrations in the same order.
-    /// Read under one shard by a pin (`Pins`); written only by the changes below.
-    @usableFromInline var version: UInt64 = 0
+    private(set) var version: UInt64 = 0
 
     init() {
         unnamed = .allocate(capacity: 1)
@@ -43,7 +42,6 @@ final class RegistryTable: @unchecked Sendable {
     /// Stores `registration`, returning the one it replaces (for the caller to drop outside the lock).
     func insert(_ registration: AnyRegistration) -> AnyRegistration? {
         version &+= 1
-        registration.installedAt = version
         return (registration.key.name == nil ? unnamed : named).pointee.insert(registration)
     }
 

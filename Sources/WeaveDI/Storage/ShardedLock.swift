@@ -5,9 +5,8 @@ import WeaveSupport
 /// different threads never touch the same cache line; a writer locks every shard in order.
 ///
 /// Each shard also owns per-key statistics that only its readers write, which makes exact counting
-/// free of atomic read-modify-write contention, and the table versions its readers pinned
-/// registrations at (`Shard.pins`): used outside the lock without a reference count (see
-/// `RetiredRegistrations`).
+/// free of atomic read-modify-write contention, and the registrations its readers have pinned
+/// (`Shard.pins`): used outside the lock without a reference count (see `RetiredRegistrations`).
 @usableFromInline
 final class ShardedLock: @unchecked Sendable {
     // @unchecked: `blocks` is written only in init and freed in deinit; each shard's counters and
@@ -79,11 +78,11 @@ final class ShardedLock: @unchecked Sendable {
     /// Every shard, for a writer that holds them all (or a reader locking each in turn).
     var allShards: [Shard] { (0..<Self.shardCount).map(shard) }
 
-    /// The table versions of every live pin, sorted, without repeats. Call holding every shard.
-    func pinnedVersions() -> [UInt64] {
-        var versions: [UInt64] = []
-        for shard in allShards { shard.pins.pointee.forEachVersion { versions.append($0) } }
-        return versions.isEmpty ? versions : Array(Set(versions)).sorted()
+    /// The addresses of the registrations pinned in any shard. Call holding every shard.
+    func pinnedAddresses() -> Set<UInt> {
+        var addresses: Set<UInt> = []
+        for shard in allShards { shard.pins.pointee.forEachAddress { addresses.insert($0) } }
+        return addresses
     }
 }
 
@@ -115,75 +114,65 @@ struct Shard {
     }
 }
 
-/// The registrations a shard's readers hold pinned, as the table versions (`RegistryTable.version`)
-/// they were read at: a pin at version v holds what was in the table at v, and nothing inserted
-/// after it. A multiset: up to four versions on the shard's own line (one, nearly always: its
-/// thread's nested pins between two changes), the rest beside it (five versions live on one shard
-/// at once). Each unpin names the version of its pin (`ThreadFrame.popPin`).
+/// The registrations a shard's readers hold pinned, by address: a multiset, one on the shard's own
+/// line (nearly always enough: its thread's run of one transient, or a few nested runs of the
+/// same), the others beside it. A pinned registration is not freed (`RetiredRegistrations`), so
+/// its address names it alone while the pin lives.
 @usableFromInline
 struct Pins {
-    @usableFromInline var versions: InlineArray<4, UInt64> = .init(repeating: 0)
-    @usableFromInline var counts: InlineArray<4, UInt32> = .init(repeating: 0)
-    /// The versions that did not fit, with their counts; allocated by the first.
-    @usableFromInline var more: UnsafeMutablePointer<[UInt64: Int]>?
+    @usableFromInline var address: UInt = 0
+    @usableFromInline var count = 0
+    /// The other addresses, with their counts; allocated by the first.
+    @usableFromInline var others: UnsafeMutablePointer<[UInt: Int]>?
 
     @inlinable @inline(__always)
-    mutating func pin(at version: UInt64) {
-        if counts[0] == 0 || versions[0] == version {
-            versions[0] = version
-            counts[0] &+= 1
+    mutating func pin(_ registration: Unmanaged<AnyRegistration>) {
+        let address = UInt(bitPattern: registration.toOpaque())
+        if count == 0 {
+            self.address = address
+            count = 1
+        } else if self.address == address {
+            count &+= 1
         } else {
-            pinElsewhere(at: version)
+            pinElsewhere(address)
         }
     }
 
     @inlinable @inline(__always)
-    mutating func unpin(at version: UInt64) {
-        if counts[0] != 0 && versions[0] == version {
-            counts[0] &-= 1
+    mutating func unpin(_ registration: Unmanaged<AnyRegistration>) {
+        let address = UInt(bitPattern: registration.toOpaque())
+        if self.address == address && count != 0 {
+            count &-= 1
         } else {
-            unpinElsewhere(at: version)
+            unpinElsewhere(address)
         }
     }
 
     @usableFromInline
-    mutating func pinElsewhere(at version: UInt64) {
-        for index in 1..<4 where counts[index] != 0 && versions[index] == version {
-            counts[index] &+= 1
-            return
+    mutating func pinElsewhere(_ address: UInt) {
+        if others == nil {
+            others = .allocate(capacity: 1)
+            others.unsafelyUnwrapped.initialize(to: [:])
         }
-        for index in 1..<4 where counts[index] == 0 {
-            versions[index] = version
-            counts[index] = 1
-            return
-        }
-        if more == nil {
-            more = .allocate(capacity: 1)
-            more.unsafelyUnwrapped.initialize(to: [:])
-        }
-        more.unsafelyUnwrapped.pointee[version, default: 0] += 1
+        others.unsafelyUnwrapped.pointee[address, default: 0] += 1
     }
 
     @usableFromInline
-    mutating func unpinElsewhere(at version: UInt64) {
-        for index in 1..<4 where counts[index] != 0 && versions[index] == version {
-            counts[index] &-= 1
-            return
-        }
-        guard let count = more?.pointee[version] else { preconditionFailure("WeaveDI: an unpin without its pin") }
-        more.unsafelyUnwrapped.pointee[version] = count > 1 ? count - 1 : nil
+    mutating func unpinElsewhere(_ address: UInt) {
+        guard let count = others?.pointee[address] else { preconditionFailure("WeaveDI: an unpin without its pin") }
+        others.unsafelyUnwrapped.pointee[address] = count > 1 ? count - 1 : nil
     }
 
-    /// Calls `body` with the version of each live pin (a version once or more).
-    func forEachVersion(_ body: (UInt64) -> Void) {
-        for index in 0..<4 where counts[index] != 0 { body(versions[index]) }
-        more?.pointee.keys.forEach(body)
+    /// Calls `body` with the address of each pinned registration.
+    func forEachAddress(_ body: (UInt) -> Void) {
+        if count != 0 { body(address) }
+        others?.pointee.keys.forEach(body)
     }
 
-    /// Frees what `more` allocated.
+    /// Frees what `others` allocated.
     mutating func deallocate() {
-        more?.deinitialize(count: 1)
-        more?.deallocate()
-        more = nil
+        others?.deinitialize(count: 1)
+        others?.deallocate()
+        others = nil
     }
 }

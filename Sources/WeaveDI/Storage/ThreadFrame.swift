@@ -22,11 +22,6 @@ struct ThreadFrame {
     /// Per entry of `stack`: the nanoseconds of the finished runs nested directly in it.
     @usableFromInline var childNanos: UnsafeMutablePointer<UInt64>
     @usableFromInline var capacity = 16
-    /// The table versions of the registrations this thread holds pinned (`Pins`), innermost last:
-    /// pins nest on a thread, so each unpin pops its own.
-    @usableFromInline var pinVersions: UnsafeMutablePointer<UInt64>
-    @usableFromInline var pinDepth = 0
-    @usableFromInline var pinCapacity = 16
     /// The finished runs kept for slow resolutions' chains since the outermost began; made by the first.
     @usableFromInline var trace: ResolutionTrace?
     /// Counts down to the next cached hit that is timed.
@@ -50,7 +45,6 @@ struct ThreadFrame {
         self.shard = shard
         stack = Self.allocateStack(capacity: capacity)
         childNanos = Self.allocateLines(of: UInt64.self, count: capacity)
-        pinVersions = Self.allocateLines(of: UInt64.self, count: pinCapacity)
     }
 
     /// Memory that only this thread writes, on cache lines of its own: another thread's frame or
@@ -146,30 +140,6 @@ struct ThreadFrame {
         depth &+= 1
     }
 
-    /// Records a pin taken at table version `version`.
-    @inlinable @inline(__always)
-    mutating func pushPin(_ version: UInt64) {
-        if pinDepth == pinCapacity { growPins() }
-        pinVersions[pinDepth] = version
-        pinDepth &+= 1
-    }
-
-    /// The version of the innermost pin, which the caller unpins.
-    @inlinable @inline(__always)
-    mutating func popPin() -> UInt64 {
-        pinDepth &-= 1
-        return pinVersions[pinDepth]
-    }
-
-    @usableFromInline
-    mutating func growPins() {
-        let grown = Self.allocateLines(of: UInt64.self, count: pinCapacity * 2)
-        grown.moveInitialize(from: pinVersions, count: pinDepth)
-        pinVersions.deallocate()
-        pinVersions = grown
-        pinCapacity *= 2
-    }
-
     /// Ends the innermost run; when it was the outermost, reports the slow runs kept meanwhile.
     @inlinable
     mutating func pop() {
@@ -246,7 +216,6 @@ let threadFrameKey: pthread_key_t = {
         guard let frame = raw?.assumingMemoryBound(to: ThreadFrame.self) else { return }
         frame.pointee.stack.deallocate()
         frame.pointee.childNanos.deallocate()
-        frame.pointee.pinVersions.deallocate()
         frame.pointee.edgeMemo?.deallocate()
         ShardSlots.release(frame.pointee.shard)
         frame.pointee.live?.release()
