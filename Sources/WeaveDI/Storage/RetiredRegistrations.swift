@@ -18,6 +18,7 @@ struct RetiredRegistrations {
     /// may run: the others, those kept earlier that no pin holds now, and the instances of those
     /// kept (no pinned reader reads an instance: a pinned hit has copied it already).
     mutating func retire(_ removed: [AnyRegistration], lock: ShardedLock) -> [Any] {
+        guard !removed.isEmpty || !kept.isEmpty else { return [] }
         let pinned = lock.pinnedAddresses()
         func isPinned(_ registration: AnyRegistration) -> Bool {
             pinned.contains(UInt(bitPattern: Unmanaged.passUnretained(registration).toOpaque()))
