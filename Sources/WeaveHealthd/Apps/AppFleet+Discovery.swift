@@ -161,7 +161,7 @@ extension AppFleet {
                 let entry = (state.target, unit)
                 if keep.contains(name) {
                     // A target: one back within the grace, one kept for its vanished socket back, or ended at last.
-                    states[name]?.goneAt = nil
+                    if state.goneAt != nil { states[name]?.goneAt = nil }
                     guard state.vanishedAt != nil else { continue }
                     if socketThere { states[name]?.vanishedAt = nil } else if !Self.isRunning(state.pid) { gone.append(entry) }
                 } else if !socketThere, Self.isRunning(state.pid) {
