@@ -177,12 +177,12 @@ def events_page(kind, state, after):
     return 200, json.dumps(page).encode()
 
 
-def health_document(kind):
-    """(HTTP status, body) of a /health; for flap, the pair it answers in turn."""
+def health_documents(kind):
+    """The (HTTP status, body) pairs of a /health, answered in turn (one but for flap)."""
     if kind == "pass":
-        return 200, json.dumps({"status": "pass", "checks": {"db:status": [{"status": "pass"}]}}).encode()
+        return [(200, json.dumps({"status": "pass", "checks": {"db:status": [{"status": "pass"}]}}).encode())]
     if kind == "flap":
-        return health_document("pass"), (200, b"{not json")
+        return health_documents("pass") + [(200, b"{not json")]
     word, count, size = kind.split(",")
     assert word == "fail", kind
     checks = {}
@@ -191,7 +191,7 @@ def health_document(kind):
                   f"the pool has 0 of 16 connections and 412 requests queued; last error: ")
         reason = (reason + "ECONNREFUSED " * 40)[:int(size)]
         checks[f"replica-{index:04d}:status"] = [{"status": "fail", "output": reason}]
-    return 503, json.dumps({"status": "fail", "output": f"{count} replicas are down", "checks": checks}, separators=(",", ":")).encode()
+    return [(503, json.dumps({"status": "fail", "output": f"{count} replicas are down", "checks": checks}, separators=(",", ":")).encode())]
 
 
 def answerer(route, connections=None, reason=b"X"):
@@ -239,7 +239,7 @@ def application(metrics, health, events, asked):
             page = events_page(events, state, int(query.get(b"after", b"0")))
             return None if page is None else (page[0], b"application/json", page[1])
         if target == b"/health":
-            code, body = health[asked["/health"] % 2] if isinstance(health[0], tuple) else health
+            code, body = health[(asked["/health"] - 1) % len(health)]
             return code, b"application/health+json", body
         return 404, b"text/plain", b"not found\n"
     return route
@@ -256,8 +256,8 @@ def serve(*arguments):
     for spec in specs:
         name, metrics_kind, health_kind, *rest = spec.split(":", 3)
         events_kind = rest[0] if rest else "none"
-        health = health_document(health_kind)
-        sizes[health_kind] = len(health[1]) if not isinstance(health[0], tuple) else len(health[0][1])
+        health = health_documents(health_kind)
+        sizes[health_kind] = len(health[0][1])
         if "*" in name:
             base, count = name.split("*")
             names = [f"{base}-{index:02d}" for index in range(int(count))]
