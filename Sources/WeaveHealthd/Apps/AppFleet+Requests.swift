@@ -205,12 +205,15 @@ extension AppFleet {
         let answers = await each(awaited, path: path, askOne)
         // A round of some applications says nothing of the others.
         guard only == nil else { return answers }
-        let names = Set(targets.map(\.name))
+        // What is gone is judged by the directory as it is now, not as it was when this round began:
+        // an application that came meanwhile, and that another round found up, has not left (#70).
+        let current = self.targets()
+        let names = Set(current.map(\.name))
         answeredWhenAsked.withLock { $0[path] = $0[path]?.filter { names.contains($0.key) } }
-        await forgetAllBut(targets.map(\.name))
+        await forgetAllBut(current.map(\.name))
         await lifecycle.persist(with: blocking)
         await owners.persist(with: blocking)
-        connections.closeAll(except: Set(targets.map(\.address)))
+        connections.closeAll(except: Set(current.map(\.address)))
         return answers
     }
 
