@@ -9,33 +9,28 @@ import WeaveSupport
 /// swift-prometheus registry fed by this bridge and served beside the exporter would repeat them:
 /// serve such a registry through `ExpositionText`, which leaves them out.
 ///
-/// Timers receive every timed resolve as it happens; counters (`weave_resolutions_total`,
+/// Timers receive every timed resolve; counters (`weave_resolutions_total`,
 /// `weave_instances_created_total`, `weave_resolution_errors_total{kind}`,
 /// `weave_slow_resolutions_total`, `weave_cache_evictions_total`,
 /// `weave_memory_pressure_events_total`) advance by what changed at each `update()`.
+///
+/// A dependency's first timing does not wait on the resolving thread while the backend makes its
+/// timer: it is held until a task apart has (`update()` records everything held before it).
 public final class MetricsBridge: Sendable {
     public let container: Container
     private let factory: any MetricsFactory
     private let previous = Locked<[String: UInt64]>([:])
-    private let timers = Locked<[String: CoreMetrics.Timer]>([:])
+    private let timers: HeldTimers
 
     /// Starts forwarding timings of `container` to `factory` (by default the bootstrapped
     /// `MetricsSystem`); stop with `cancel()`.
     public init(container: Container, factory: any MetricsFactory = MetricsSystem.factory) {
         self.container = container
         self.factory = factory
-        container.timingObservers.withLock { [timers, factory] observers in
+        timers = HeldTimers(factory: factory)
+        container.timingObservers.withLock { [timers] observers in
             observers[ObjectIdentifier(self)] = { service, ranFactory, nanos in
-                let label = ranFactory ? "factory" : "cached_hit"
-                let timer = timers.withLock { cache in
-                    if let timer = cache[service + "\u{0}" + label] { return timer }
-                    let timer = CoreMetrics.Timer(label: "weave_resolve_duration_seconds",
-                                                  dimensions: [("dependency", service), ("path", label)],
-                                                  preferredDisplayUnit: .seconds, factory: factory)
-                    cache[service + "\u{0}" + label] = timer
-                    return timer
-                }
-                timer.recordNanoseconds(Int64(clamping: nanos))
+                timers.record(Int64(clamping: nanos), service: service, ranFactory: ranFactory)
             }
             container.hasTimingObservers.store(true, ordering: .relaxed)
         }
@@ -49,8 +44,10 @@ public final class MetricsBridge: Sendable {
         }
     }
 
-    /// Advances the counters by what changed since the last call.
+    /// Advances the counters by what changed since the last call, and records the timings still
+    /// held for a timer not yet made.
     public func update() {
+        timers.makeHeld()
         let statistics = container.statistics()
         var figures: [(label: String, dimensions: [(String, String)], value: UInt64)] = []
         for service in statistics.services {
