@@ -118,6 +118,36 @@ private final class AsyncLedger: Sendable {}
         #expect(shortfalls.isEmpty, "\(shortfalls)")
     }
 
+    /// A synchronous factory resolved inside an async one joins its chain: an async factory of 5 ms
+    /// that resolves a synchronous one of 20 ms gives one chain, AsyncDesk → Ledger, for both slow
+    /// runs, and AsyncDesk's self time leaves Ledger's run out. Before, Ledger was its own chain and
+    /// AsyncDesk's self time held Ledger's 20 ms.
+    @Test func aSynchronousRunInsideAnAsyncOneJoinsItsChain() async throws {
+        let container = Container(settings: InstrumentationSettings(slowResolutionThreshold: .milliseconds(4)))
+        let truth = FactoryTimes()
+        container.register(Ledger.self) { truth.measure("Ledger", sleeping: 20); return Ledger() }
+        container.register(AsyncDesk.self) { () async throws -> AsyncDesk in
+            try await truth.measureAsync("AsyncDesk", sleeping: 5) { _ = container.resolve(Ledger.self) }
+            return AsyncDesk()
+        }
+        let chains = Locked<[SlowResolution]>([])
+        let token = container.instrumentation.onSlowResolution { (resolution: SlowResolution) in chains.withLock { $0.append(resolution) } }
+        defer { token.cancel() }
+        _ = try await container.resolveAsync(AsyncDesk.self)
+        await container.instrumentation.flush()
+        let reported = chains.withLock { $0 }
+        #expect(reported.map(\.service) == ["Ledger", "AsyncDesk"], "in the order they ended")
+        for (position, resolution) in zip([1, 0], reported) {
+            #expect(resolution.chain.map(\.service) == ["AsyncDesk", "Ledger"] && resolution.position == position)
+        }
+        let chain = try #require(reported.last).chain
+        #expect(chain.count == 2 && chain[0].selfTime == chain[0].total - chain[1].total)
+        let shortfalls = chain.flatMap {
+            truth.shortfalls($0.service, total: $0.total.totalSeconds * 1_000, own: $0.selfTime.totalSeconds * 1_000)
+        }
+        #expect(shortfalls.isEmpty, "\(shortfalls)")
+    }
+
     /// A slow run alone is its own chain; a slow run's chain goes down to the run with the most self
     /// time below it, and not into a quick one; quick runs report nothing. (A threshold of 100 ms:
     /// a quick run is slow only if its thread waits that long for a core.)

@@ -20,6 +20,8 @@ final class AsyncResolutionTrace: Sendable {
         let parent: Int?
         let service: String
         let total: UInt64
+        /// A synchronous run's self time, from its thread (nil: its total less the kept runs it awaited).
+        let own: UInt64?
         let report: ResolutionTrace.Report?
     }
 
@@ -39,7 +41,24 @@ final class AsyncResolutionTrace: Sendable {
     func end(_ run: Run, service: String, total: UInt64, report: ResolutionTrace.Report?) -> Bool {
         state.withLock { state in
             guard state.entries.count < ResolutionTrace.maxEntries else { return false }
-            state.entries.append(Entry(id: run.id, parent: run.parent, service: service, total: total, report: report))
+            state.entries.append(Entry(id: run.id, parent: run.parent, service: service, total: total, own: nil, report: report))
+            return true
+        }
+    }
+
+    /// Takes the synchronous runs a thread kept while `run`'s factory resolved them (its outermost
+    /// synchronous run ended): they join `run`'s chain, nested in it, and its self time leaves them
+    /// out. False when they do not fit; the thread then reports them alone.
+    func adopt(_ trace: ResolutionTrace, under run: Run) -> Bool {
+        let parents = trace.parents()
+        return state.withLock { state in
+            guard state.entries.count + trace.entries.count <= ResolutionTrace.maxEntries else { return false }
+            let first = state.next
+            state.next += trace.entries.count
+            for (index, entry) in trace.entries.enumerated() {
+                state.entries.append(Entry(id: first + index, parent: parents[index].map { first + $0 } ?? run.id,
+                                           service: entry.service, total: entry.total, own: entry.own, report: entry.report))
+            }
             return true
         }
     }
@@ -58,7 +77,7 @@ final class AsyncResolutionTrace: Sendable {
         }
         ResolutionTrace.report(entries.indices.map { index in
             let entry = entries[index]
-            return (entry.service, entry.total, entry.total - min(entry.total, children[index]),
+            return (entry.service, entry.total, entry.own ?? entry.total - min(entry.total, children[index]),
                     entry.parent.flatMap { position[$0] }, entry.report)
         })
     }

@@ -37,17 +37,27 @@ final class ResolutionTrace {
 
     /// Reports the slow runs kept, each with its chain, and forgets them all: the outermost resolve ended.
     func flush() {
-        defer { entries.removeAll(keepingCapacity: entries.capacity <= 64) }
+        defer { clear() }
         guard entries.contains(where: { $0.report != nil }) else { return }
-        // Post-order (a run ends after the runs nested in it): the runs at depth d + 1 finished since
-        // the last one at depth d are its children.
+        let parent = parents()
+        Self.report(entries.indices.map { (entries[$0].service, entries[$0].total, entries[$0].own, parent[$0], entries[$0].report) })
+    }
+
+    /// Forgets the runs kept (reported, or taken by an async run's trace).
+    func clear() {
+        entries.removeAll(keepingCapacity: entries.capacity <= 64)
+    }
+
+    /// Each kept run's parent, by index (nil for the outermost). Post-order (a run ends after the
+    /// runs nested in it): the runs at depth d + 1 finished since the last one at depth d are its children.
+    func parents() -> [Int?] {
         var parent = [Int?](repeating: nil, count: entries.count)
         var pending: [Int: [Int]] = [:]
         for (index, entry) in entries.enumerated() {
             for child in pending.removeValue(forKey: entry.depth + 1) ?? [] { parent[child] = index }
             pending[entry.depth, default: []].append(index)
         }
-        Self.report(entries.indices.map { (entries[$0].service, entries[$0].total, entries[$0].own, parent[$0], entries[$0].report) })
+        return parent
     }
 
     /// Reports each run of a finished resolve that has a `report` with its chain: from the outermost

@@ -147,9 +147,13 @@ struct ThreadFrame {
         if depth == 0, trace != nil { flushTrace() }
     }
 
+    /// Reports the slow runs kept; inside an async factory's run, hands them to its trace instead,
+    /// to be reported in its chain when its outermost async run ends.
     @usableFromInline
     mutating func flushTrace() {
-        trace.unsafelyUnwrapped.flush()
+        let trace = trace.unsafelyUnwrapped
+        guard !trace.entries.isEmpty else { return }
+        if let run = Container.asyncRun, run.trace.adopt(trace, under: run) { trace.clear() } else { trace.flush() }
     }
 
     /// The self time of the innermost run, which took `nanos` in all, and its part in its parent's.
