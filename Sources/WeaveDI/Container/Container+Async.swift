@@ -69,13 +69,13 @@ extension Container {
                 if let traced, traced.parent == nil { traced.trace.flush() }
                 throw error
             }
+            var own: UInt64?
             if let traced {
-                recordTiming(index: registration.index, start: start, histogram: StatsField.factoryLatency, created: true,
-                             registration: .passUnretained(registration), asyncParent: stack.last, asyncRun: traced,
-                             service: key.description)
+                own = recordRun(.passUnretained(registration), start: start, frame: ThreadFrame.current, countResolution: false,
+                                     asyncRun: traced)
                 if traced.parent == nil { traced.trace.flush() }
             }
-            span?.ended(selfTime: nil, error: nil)
+            span?.ended(selfTime: own.map { .nanoseconds(Int64($0)) }, error: nil)
             return made
         }
         do {

@@ -3,75 +3,105 @@ import Synchronization
 // What a resolve records once it is done, out of line: its timing and report, its count, its
 // errors, and its pin's release.
 extension Container {
-    /// Records the time since `start` (an `IntervalClock` reading) in a histogram of the
-    /// registration at `index`, and reports it if it passed the slow-resolution threshold.
-    /// `countResolution`: count the resolve too (the transient fast path counts it here, under the
-    /// same lock). `pinned`: unpin `registration`, under the same lock, or after `service` is read
-    /// when the timing is reported. `framed`: a factory run pushed on `frame`'s stack, whose self
-    /// time is kept (and which, when it is long enough to be named in a chain, is kept in the
-    /// frame's trace: its slow report waits for the outermost run's end, `ResolutionTrace`).
-    /// `created`: a factory run of `registration`, its first kept in the startup tree while startup
-    /// lasts (`asyncParent`: the async factory an async one ran in). `asyncRun`: an async factory
-    /// run, kept in its outermost run's trace (`AsyncResolutionTrace`), its report waiting for that.
-    /// Returns the run's self time (its total for a run not `framed`).
+    /// Records a factory run of `registration` that began at `start` (an `IntervalClock` reading):
+    /// makes its `FactoryRun` and hands it to each consumer. Its time goes in the factory-latency
+    /// histogram, and its report when it passed the slow-resolution threshold: when it is long enough
+    /// to be named in a chain, it is kept in its chain and reported when the outermost run ends
+    /// (`ResolutionTrace`; an async run's in `asyncRun`'s trace, `AsyncResolutionTrace`). Its
+    /// registration's first run is kept in the startup tree while startup lasts. `countResolution`:
+    /// count the resolve too (the transient fast path counts it here, under the same lock).
+    /// `pinned`: unpin `registration` here, under the same lock, or once its name is read when the
+    /// run is reported. A synchronous run (no `asyncRun`) is the one on top of `frame`'s stack.
+    /// Returns the run's self time, for its span.
     @usableFromInline @discardableResult
-    func recordTiming(
-        index: Int, start: UInt64, histogram: Int, created: Bool = false, countResolution: Bool = false,
-        frame: UnsafeMutablePointer<ThreadFrame> = ThreadFrame.current, pinned: Bool = false, framed: Bool = false,
-        registration: Unmanaged<AnyRegistration>? = nil, asyncParent: RegistrationKey? = nil,
-        asyncRun: AsyncResolutionTrace.Run? = nil, service: @autoclosure () -> String
+    func recordRun(
+        _ registration: Unmanaged<AnyRegistration>, start: UInt64, frame: UnsafeMutablePointer<ThreadFrame>,
+        countResolution: Bool, pinned: Bool = false, asyncRun: AsyncResolutionTrace.Run? = nil
     ) -> UInt64 {
         let end = clock.now()
-        let nanos = clock.nanoseconds(end &- start)
-        let threshold = slowThresholdNanos.load(ordering: .relaxed)
-        let slow = nanos > threshold
-        let own = framed ? frame.pointee.finishRun(nanos: nanos) : nanos
+        let total = clock.nanoseconds(end &- start)
+        let run = if let asyncRun {
+            FactoryRun(registration: registration, parent: nil, start: start, total: total,
+                       selfTime: asyncRun.trace.selfTime(of: asyncRun, total: total))
+        } else {
+            FactoryRun(registration: registration, parent: frame.pointee.parent, start: start, total: total,
+                       selfTime: frame.pointee.finishRun(nanos: total))
+        }
         // What this takes once the run ended (the startup tree, the report, the observers) is the
         // nested resolve's time too, not its parent's own.
         func chargeParent() {
-            if framed { frame.pointee.chargeParent(nanos: clock.nanoseconds(clock.now() &- end)) }
+            if asyncRun == nil { frame.pointee.chargeParent(nanos: clock.nanoseconds(clock.now() &- end)) }
         }
         // A registration's first run only: later ones read a flag, and write nothing others read.
-        var startsUp = false
-        if created, startup.isOpen.load(ordering: .relaxed), let registration {
-            startsUp = registration._withUnsafeGuaranteedRef { $0.offersFirstRunToStartup() }
-        }
-        if startsUp {
-            startup.record(.init(service: service(), parent: framed ? frame.pointee.parentName : asyncParent?.description,
-                                 start: start, nanos: nanos, own: framed ? own : nil))
-        }
+        let startsUp = startup.isOpen.load(ordering: .relaxed) && registration._withUnsafeGuaranteedRef { $0.offersFirstRunToStartup() }
+        if startsUp { startup.record(run) }
+        let threshold = slowThresholdNanos.load(ordering: .relaxed)
+        let slow = total > threshold
         // Kept for chains: a synchronous run long enough to be named in one, and every async run (its
         // parent's self time is its total less the runs it awaited).
-        let traced = (framed && nanos > threshold >> 3) || asyncRun != nil
-        let reported = slow || traced || hasTimingObservers.load(ordering: .relaxed)
+        let kept = total > threshold >> 3 || asyncRun != nil
+        let reported = slow || kept || hasTimingObservers.load(ordering: .relaxed)
+        let index = registration._withUnsafeGuaranteedRef { $0.index }
         lock.withReadLock(shard: frame.pointee.shard) { shard in
             if countResolution { shard.counters.pointee.countHit(index) }
-            shard.counters.pointee.observe(nanos: nanos, histogram: histogram, index: index)
-            if created { shard.counters.pointee.add(1, at: StatsField.instancesCreated, index: index) }
+            shard.counters.pointee.observe(nanos: total, histogram: StatsField.factoryLatency, index: index)
+            shard.counters.pointee.add(1, at: StatsField.instancesCreated, index: index)
             if slow { shard.counters.pointee.add(1, at: StatsField.slowResolutions, index: index) }
-            if pinned && !reported { shard.pins.pointee.unpin(registration.unsafelyUnwrapped) }
+            if pinned && !reported { shard.pins.pointee.unpin(registration) }
         }
         guard reported else {
             if startsUp { chargeParent() }
-            return own
+            return run.selfTime
         }
-        let name = service()
-        if pinned { unpin(registration.unsafelyUnwrapped, frame) }
+        let name = run.service
+        if pinned { unpin(registration, frame) }
         let report = slow ? ResolutionTrace.Report(instrumentation: instrumentation, throttle: logThrottle, threshold: threshold) : nil
-        let kept = traced && (asyncRun.map { $0.trace.end($0, service: name, total: nanos, report: report) }
-            ?? frame.pointee.keep(name, total: nanos, own: own, report: report))
-        if !kept, let report {
-            // A timed hit, or a run past what the trace keeps: reported now, alone.
-            let run = SlowResolution.Run(service: name, total: .nanoseconds(Int64(nanos)), selfTime: .nanoseconds(Int64(own)))
-            report.instrumentation.slow(SlowResolution(service: name, duration: run.total, threshold: .nanoseconds(Int64(threshold)),
-                                                       chain: [run], position: 0),
-                                        throttle: report.throttle)
-        }
-        for observer in timingObservers.withLock({ Array($0.values) }) {
-            observer(name, histogram == StatsField.factoryLatency, nanos)
-        }
+        let inChain = kept && (asyncRun.map { $0.trace.end($0, run, service: name, report: report) }
+            ?? frame.pointee.keep(run, service: name, report: report))
+        if !inChain, let report { reportAlone(name, total: total, selfTime: run.selfTime, report) }
+        tellObservers(name, ranFactory: true, nanos: total)
         chargeParent()
-        return own
+        return run.selfTime
+    }
+
+    /// Records a timed cached hit (one in `hitSamplingInterval`) of the registration `slot`, pinned
+    /// in `frame`'s shard since `start`: its time in the hit-latency histogram, its report when it
+    /// passed the slow-resolution threshold (alone: a hit has no chain), and unpins it.
+    @usableFromInline
+    func recordHit(_ slot: Unmanaged<AnyRegistration>, start: UInt64, frame: UnsafeMutablePointer<ThreadFrame>) {
+        let nanos = clock.nanoseconds(clock.now() &- start)
+        let threshold = slowThresholdNanos.load(ordering: .relaxed)
+        let slow = nanos > threshold
+        let reported = slow || hasTimingObservers.load(ordering: .relaxed)
+        let index = slot._withUnsafeGuaranteedRef { $0.index }
+        lock.withReadLock(shard: frame.pointee.shard) { shard in
+            shard.counters.pointee.observe(nanos: nanos, histogram: StatsField.hitLatency, index: index)
+            if slow { shard.counters.pointee.add(1, at: StatsField.slowResolutions, index: index) }
+            if !reported { shard.pins.pointee.unpin(slot) }
+        }
+        guard reported else { return }
+        let name = slot._withUnsafeGuaranteedRef { $0.key.description }
+        unpin(slot, frame)
+        if slow {
+            reportAlone(name, total: nanos, selfTime: nanos,
+                        ResolutionTrace.Report(instrumentation: instrumentation, throttle: logThrottle, threshold: threshold))
+        }
+        tellObservers(name, ranFactory: false, nanos: nanos)
+    }
+
+    /// Reports a slow resolve that has no chain: a timed hit, or a run past what its trace keeps.
+    private func reportAlone(_ name: String, total: UInt64, selfTime: UInt64, _ report: ResolutionTrace.Report) {
+        let run = SlowResolution.Run(service: name, total: .nanoseconds(Int64(total)), selfTime: .nanoseconds(Int64(selfTime)))
+        report.instrumentation.slow(SlowResolution(service: name, duration: run.total, threshold: .nanoseconds(Int64(report.threshold)),
+                                                   chain: [run], position: 0),
+                                    throttle: report.throttle)
+    }
+
+    /// Calls the timing observers (`MetricsBridge`) with a resolve's time.
+    private func tellObservers(_ name: String, ranFactory: Bool, nanos: UInt64) {
+        for observer in timingObservers.withLock({ Array($0.values) }) {
+            observer(name, ranFactory, nanos)
+        }
     }
 
     /// Counts `error` against the registration at `index` (or its key, when it is not registered),

@@ -203,10 +203,7 @@ public final class Container: @unchecked Sendable {
         let frame = ThreadFrame.current
         let found = fastLookup(type, name: name, frame: frame, timed: true)
         if case .pinnedInstance(let instance, let slot) = found {
-            slot._withUnsafeGuaranteedRef { registration in
-                _ = recordTiming(index: registration.index, start: start, histogram: StatsField.hitLatency, frame: frame, pinned: true, registration: slot,
-                                 service: registration.key.description)
-            }
+            recordHit(slot, start: start, frame: frame)
             return instance
         }
         return try resolved(found, type, name: name, quietMiss: quietMiss, frame: frame)
@@ -309,13 +306,11 @@ public final class Container: @unchecked Sendable {
         // Safe: every registration under the identity of `T` is a `Registration<T>`.
         let made = slot._withUnsafeGuaranteedRef { make(unsafeDowncast($0, to: Registration<T>.self)) }
         var own: UInt64?
-        // The index is read in each branch, not once before them: read before, it cost the transient
-        // 16 instructions (`Benchmarks/path_instructions.sh`, 770.8 against 754.8).
         if isInstrumented {
-            own = recordTiming(index: slot._withUnsafeGuaranteedRef { $0.index }, start: start, histogram: StatsField.factoryLatency, created: true,
-                               countResolution: true, frame: frame, pinned: true, framed: true, registration: slot,
-                               service: slot._withUnsafeGuaranteedRef { $0.key.description })
+            own = recordRun(slot, start: start, frame: frame, countResolution: true, pinned: true)
         } else {
+            // The index is read here, not once before the branches: read before, it cost the
+            // transient 16 instructions (`Benchmarks/path_instructions.sh`, 770.8 against 754.8).
             countResolution(slot._withUnsafeGuaranteedRef { $0.index }, unpinning: slot, frame: frame)
         }
         if traced { endSpan(own: own, error: nil, frame: frame) }
@@ -503,9 +498,7 @@ public final class Container: @unchecked Sendable {
         }
         var own: UInt64?
         if isInstrumented {
-            own = recordTiming(index: registration.index, start: start, histogram: StatsField.factoryLatency, created: true,
-                               countResolution: !counted, frame: frame, framed: true, registration: .passUnretained(registration),
-                               service: registration.key.description)
+            own = recordRun(.passUnretained(registration), start: start, frame: frame, countResolution: !counted)
         } else if !counted {
             countResolution(registration.index, frame: frame)
         }

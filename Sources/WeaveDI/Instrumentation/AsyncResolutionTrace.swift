@@ -4,7 +4,8 @@ import WeaveSupport
 /// are reported with their chains and self times, as a thread's `ResolutionTrace` does for
 /// synchronous runs. The runs it awaits share it through a task-local (`Container.asyncRun`), and
 /// may run at once (a factory can await several), so it is locked, and each run names its parent
-/// rather than relying on depth. A run's self time is its total less the runs it awaited.
+/// rather than relying on depth. A run's self time is its total less the runs it awaited (and the
+/// synchronous runs it made that were long enough to be kept, `adopt`).
 @usableFromInline
 final class AsyncResolutionTrace: Sendable {
     /// A run in progress: its trace, its number there and its parent's.
@@ -20,8 +21,7 @@ final class AsyncResolutionTrace: Sendable {
         let parent: Int?
         let service: String
         let total: UInt64
-        /// A synchronous run's self time, from its thread (nil: its total less the kept runs it awaited).
-        let own: UInt64?
+        let own: UInt64
         let report: ResolutionTrace.Report?
     }
 
@@ -37,11 +37,21 @@ final class AsyncResolutionTrace: Sendable {
         return Run(trace: trace, id: id, parent: parent?.id)
     }
 
-    /// Keeps `run`'s end, past `ResolutionTrace.maxEntries` dropped (its report then goes alone).
-    func end(_ run: Run, service: String, total: UInt64, report: ResolutionTrace.Report?) -> Bool {
+    /// The self time of `run`, which took `total`: less the runs nested in it that ended and were kept.
+    func selfTime(of run: Run, total: UInt64) -> UInt64 {
+        let nested = state.withLock { state in
+            state.entries.reduce(UInt64(0)) { $1.parent == run.id ? $0 &+ $1.total : $0 }
+        }
+        return total - min(total, nested)
+    }
+
+    /// Keeps `run`'s end (`recorded`, named `service`), past `ResolutionTrace.maxEntries` dropped
+    /// (its report then goes alone).
+    func end(_ run: Run, _ recorded: FactoryRun, service: String, report: ResolutionTrace.Report?) -> Bool {
         state.withLock { state in
             guard state.entries.count < ResolutionTrace.maxEntries else { return false }
-            state.entries.append(Entry(id: run.id, parent: run.parent, service: service, total: total, own: nil, report: report))
+            state.entries.append(Entry(id: run.id, parent: run.parent, service: service, total: recorded.total,
+                                       own: recorded.selfTime, report: report))
             return true
         }
     }
@@ -71,14 +81,6 @@ final class AsyncResolutionTrace: Sendable {
         }
         guard entries.contains(where: { $0.report != nil }) else { return }
         let position = Dictionary(entries.enumerated().map { ($1.id, $0) }) { first, _ in first }
-        var children = [UInt64](repeating: 0, count: entries.count)
-        for entry in entries {
-            if let parent = entry.parent.flatMap({ position[$0] }) { children[parent] &+= entry.total }
-        }
-        ResolutionTrace.report(entries.indices.map { index in
-            let entry = entries[index]
-            return (entry.service, entry.total, entry.own ?? entry.total - min(entry.total, children[index]),
-                    entry.parent.flatMap { position[$0] }, entry.report)
-        })
+        ResolutionTrace.report(entries.map { ($0.service, $0.total, $0.own, $0.parent.flatMap { position[$0] }, $0.report) })
     }
 }

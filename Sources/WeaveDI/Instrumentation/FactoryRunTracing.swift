@@ -11,8 +11,9 @@ public protocol FactoryRunTracing: Sendable {
 
 /// One traced factory run.
 public protocol FactoryRunSpan: Sendable {
-    /// The run ended: `selfTime` is its time without the runs nested in it (nil when its container
-    /// does not time resolves, or for an async run); `error`, what its factory threw.
+    /// The run ended: `selfTime` is its time without the runs nested in it (for an async run, the
+    /// runs it awaited; nil when its container does not time resolves, or the factory threw);
+    /// `error`, what its factory threw.
     func ended(selfTime: Duration?, error: (any Error)?)
     /// Runs an async factory with this span as the task's current one, so the factory runs it
     /// awaits are nested in it.

@@ -13,9 +13,7 @@ final class StartupRecorder: Sendable {
         /// An `IntervalClock` reading.
         let start: UInt64
         let nanos: UInt64
-        /// The run's self time, when its thread's frame knew it (synchronous runs); an async run's
-        /// is its total minus its children's here.
-        let own: UInt64?
+        let own: UInt64
     }
 
     struct State {
@@ -31,7 +29,8 @@ final class StartupRecorder: Sendable {
     private let state = Locked(State())
 
     /// Keeps a factory run if it is its dependency's first.
-    func record(_ entry: Entry) {
+    func record(_ run: FactoryRun) {
+        let entry = Entry(service: run.service, parent: run.parentName, start: run.start, nanos: run.total, own: run.selfTime)
         state.withLock { state in
             guard state.endedAt == nil, !state.seen.contains(entry.service) else { return }
             guard state.entries.count < StartupTree.maxRuns else {
@@ -58,18 +57,10 @@ final class StartupRecorder: Sendable {
     func tree(_ clock: IntervalClock.Calibration) -> StartupTree {
         let (entries, omitted, endedAt) = state.withLock { ($0.entries, $0.omitted, $0.endedAt) }
         let origin = entries.map(\.start).min() ?? 0
-        // An async run's children: the runs naming it as parent that started within it.
-        var childNanos: [String: UInt64] = [:]
-        let asyncRuns = Dictionary(entries.filter { $0.own == nil }.map { ($0.service, $0) }) { first, _ in first }
-        for entry in entries {
-            guard let parent = entry.parent.flatMap({ asyncRuns[$0] }), entry.start >= parent.start else { continue }
-            childNanos[parent.service, default: 0] &+= entry.nanos
-        }
         let runs = entries.sorted { $0.start < $1.start }.map { entry in
-            let own = entry.own ?? (entry.nanos - min(entry.nanos, childNanos[entry.service] ?? 0))
-            return StartupTree.Run(service: entry.service, parent: entry.parent,
-                                   start: .nanoseconds(Int64(clock.nanoseconds(entry.start &- origin))),
-                                   total: .nanoseconds(Int64(entry.nanos)), selfTime: .nanoseconds(Int64(own)))
+            StartupTree.Run(service: entry.service, parent: entry.parent,
+                            start: .nanoseconds(Int64(clock.nanoseconds(entry.start &- origin))),
+                            total: .nanoseconds(Int64(entry.nanos)), selfTime: .nanoseconds(Int64(entry.own)))
         }
         return StartupTree(runs: runs, endedAt: endedAt, omitted: omitted)
     }

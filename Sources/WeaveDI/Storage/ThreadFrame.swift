@@ -75,10 +75,9 @@ struct ThreadFrame {
         (0..<depth).map { stack[$0].takeUnretainedValue() }
     }
 
-    /// The description of the run the innermost one is nested in: the next on this thread's stack,
-    /// else the async factory the outermost runs in (`Container.asyncStack`).
-    var parentName: String? {
-        depth >= 2 ? stack[depth &- 2]._withUnsafeGuaranteedRef { $0.key.description } : Container.asyncStack.last?.description
+    /// The registration of the run the innermost one is nested in on this thread, if any.
+    var parent: Unmanaged<AnyRegistration>? {
+        depth >= 2 ? stack[depth &- 2] : nil
     }
 
     /// The registration whose factory is running innermost, if any.
@@ -183,10 +182,10 @@ struct ThreadFrame {
         if depth > 1 { childNanos[depth &- 2] &+= nanos }
     }
 
-    /// Keeps the innermost run (finished) for chains; false when it could not be kept.
-    mutating func keep(_ service: String, total: UInt64, own: UInt64, report: ResolutionTrace.Report?) -> Bool {
+    /// Keeps the innermost run (finished), named `service`, for chains; false when it could not be kept.
+    mutating func keep(_ run: FactoryRun, service: String, report: ResolutionTrace.Report?) -> Bool {
         if trace == nil { trace = ResolutionTrace() }
-        return trace.unsafelyUnwrapped.append(.init(service: service, depth: depth, total: total, own: own, report: report))
+        return trace.unsafelyUnwrapped.append(.init(service: service, depth: depth, total: run.total, own: run.selfTime, report: report))
     }
 
     @usableFromInline
