@@ -105,12 +105,18 @@ let package = Package(
             ]
         ),
         .testTarget(name: "WeaveHealthServerTests", dependencies: ["WeaveHealthServer", .product(name: "NIOCore", package: "swift-nio")]),
+        // A container's own routes (`/dependencies`, `/events`) for a `HealthRouter`: what an
+        // application's endpoint and the daemon both serve, without the endpoint's server and tracing.
+        .target(
+            name: "WeaveContainerRoutes",
+            dependencies: ["WeaveDI", "WeaveHealthRoutes", "WeaveObservability", "WeavePrometheus"]
+        ),
         // What an application adds to be seen by weave-healthd: its container and health served on a
         // discoverable Unix socket, as one swift-service-lifecycle Service.
         .target(
             name: "WeaveAppEndpoint",
             dependencies: [
-                "WeaveDI", "WeaveHealth", "WeaveHealthRoutes", "WeaveHealthServer", "WeaveMemoryPressure",
+                "WeaveContainerRoutes", "WeaveDI", "WeaveHealth", "WeaveHealthRoutes", "WeaveHealthServer", "WeaveMemoryPressure",
                 "WeaveObservability", "WeavePrometheus", "WeaveSupport", "WeaveTracing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -160,7 +166,7 @@ let package = Package(
         .target(
             name: "WeaveHealthd",
             dependencies: [
-                "CMachine", "CTLS", "WeaveAppEndpoint", "WeaveDI", "WeaveHealth", "WeaveHealthRoutes", "WeaveHealthServer", "WeaveMemoryPressure", "WeaveObservability",
+                "CMachine", "CTLS", "WeaveContainerRoutes", "WeaveDI", "WeaveHealth", "WeaveHealthRoutes", "WeaveHealthServer", "WeaveMemoryPressure", "WeaveObservability",
                 "WeavePrometheus", "WeaveSupport", "WeaveSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

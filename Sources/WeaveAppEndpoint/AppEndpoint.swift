@@ -2,6 +2,7 @@ public import Logging
 public import NIOCore
 public import NIOPosix
 public import ServiceLifecycle
+import WeaveContainerRoutes
 import WeaveDI
 import WeaveHealth
 import WeaveHealthRoutes

@@ -3,7 +3,7 @@ import Logging
 import NIOPosix
 import ServiceLifecycle
 import UnixSignals
-import WeaveAppEndpoint
+import WeaveContainerRoutes
 import WeaveHealthRoutes
 import WeaveHealthServer
 import WeaveMemoryPressure

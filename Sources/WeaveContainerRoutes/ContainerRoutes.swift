@@ -1,6 +1,7 @@
-import WeaveDI
-import WeaveHealthRoutes
-import WeaveObservability
+// The container's own routes for a `HealthRouter`, served by an application's endpoint and by the daemon.
+public import WeaveDI
+public import WeaveHealthRoutes
+public import WeaveObservability
 import WeavePrometheus
 
 extension HealthRoute {
