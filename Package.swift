@@ -167,7 +167,7 @@ let package = Package(
             name: "WeaveHealthd",
             dependencies: [
                 "CMachine", "CTLS", "WeaveContainerRoutes", "WeaveDI", "WeaveHealth", "WeaveHealthRoutes", "WeaveHealthServer", "WeaveMemoryPressure", "WeaveObservability",
-                "WeavePrometheus", "WeaveSupport", "WeaveSystemd",
+                "WeavePrometheus", "WeaveReaders", "WeaveSupport", "WeaveSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -176,12 +176,15 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+        // What the two programs read and applications never do: YAML files and HTTP replies. Apart
+        // from WeaveSupport, which every application compiles; no NIO.
+        .target(name: "WeaveReaders", dependencies: ["WeaveSupport"]),
         // weave-healthd: `main.swift`, which runs `Daemon.run`.
         .executableTarget(name: "weave-healthd", dependencies: ["WeaveHealthd"]),
         // The probe: plain sockets, no Foundation and no NIO, so it starts fast. It reads answers with
         // the daemon's own parser and health states.
-        .executableTarget(name: "weave-health", dependencies: ["WeaveHealth", "WeavePrometheus", "WeaveSupport"]),
-        .testTarget(name: "WeaveHealthProbeTests", dependencies: ["weave-health", "WeaveHealth", "WeavePrometheus", "WeaveTestSupport"], exclude: ["Fixtures"]),
+        .executableTarget(name: "weave-health", dependencies: ["WeaveHealth", "WeavePrometheus", "WeaveReaders", "WeaveSupport"]),
+        .testTarget(name: "WeaveHealthProbeTests", dependencies: ["weave-health", "WeaveHealth", "WeavePrometheus", "WeaveReaders", "WeaveTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "WeaveDITests", dependencies: ["WeaveDI", "WeaveTestSupport"]),
         // What the test targets share: long synchronous work on a thread of its own, a clock the test
         // moves, waiting for a condition without a deadline.

@@ -1,3 +1,4 @@
+import WeaveReaders
 import WeaveSupport
 
 /// Why a probe got no usable answer.

@@ -1,4 +1,5 @@
 import WeaveHealth
+import WeaveReaders
 import WeaveSupport
 
 /// One probe: asks the daemon what `options` says, prints the answer in the chosen output, and

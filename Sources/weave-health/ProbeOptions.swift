@@ -1,3 +1,4 @@
+import WeaveReaders
 import WeaveSupport
 
 /// The probe's command line.

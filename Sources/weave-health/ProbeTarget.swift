@@ -1,3 +1,4 @@
+import WeaveReaders
 import WeaveSupport
 
 /// Where the daemon listens: `http://host:port` or a Unix socket.

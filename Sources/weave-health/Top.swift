@@ -1,4 +1,5 @@
 import WeaveHealth
+import WeaveReaders
 import WeaveSupport
 
 /// `weave-health top`: fetches `/metrics` (or reads `--file`) and shows `MetricsTable`,

@@ -1,3 +1,4 @@
+import WeaveReaders
 import WeaveSupport
 
 /// `weave-health why APP/DEPENDENCY`: prints the daemon's `/why` for one dependency of one

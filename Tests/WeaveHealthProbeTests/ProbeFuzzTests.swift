@@ -1,5 +1,6 @@
 import Testing
 @testable import weave_health
+import WeaveReaders
 import WeaveSupport
 import WeaveTestSupport
 

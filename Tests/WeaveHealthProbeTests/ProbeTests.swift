@@ -2,6 +2,7 @@ import Testing
 @testable import weave_health
 import WeaveHealth
 import WeavePrometheus
+import WeaveReaders
 import WeaveSupport
 import WeaveTestSupport
 

@@ -1,6 +1,6 @@
 import Testing
 @testable import WeaveHealthd
-import WeaveSupport
+import WeaveReaders
 import WeaveTestSupport
 
 @Suite struct YAMLReaderTests {

@@ -1,5 +1,5 @@
 import WeaveHealthServer
-import WeaveSupport
+import WeaveReaders
 import WeaveSystemd
 
 /// `apps:`: the applications whose endpoints (`WeaveAppEndpoint`) the daemon aggregates: sockets

@@ -1,5 +1,6 @@
 import WeaveHealth
 import WeavePrometheus
+import WeaveReaders
 import WeaveSupport
 
 /// Runs a command with Nagios plugin semantics: exit 0 healthy, 1 degraded, 2 unhealthy, 3 or

@@ -1,4 +1,4 @@
-import WeaveSupport
+import WeaveReaders
 /// The keys of one mapping of the configuration (a check's), read with the loader's value rules and
 /// positioned errors. A missing optional key reads as nil.
 struct ConfigurationFields {

@@ -4,6 +4,7 @@ import WeaveHealthRoutes
 import WeaveHealthServer
 import WeaveObservability
 import WeavePrometheus
+import WeaveReaders
 import WeaveSupport
 
 /// Reads a YAML configuration, rejecting anything unknown or malformed with its position.

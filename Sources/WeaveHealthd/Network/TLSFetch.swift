@@ -1,4 +1,5 @@
 import CTLS
+import WeaveReaders
 import WeaveSupport
 
 /// One `https://` GET over Debian's OpenSSL (`CTLS`), for the http check: the response, and what

@@ -1,4 +1,4 @@
-import WeaveSupport
+import WeaveReaders
 /// `textfile:`: a directory of `*.prom` files that cron jobs, backup scripts and deploy hooks write,
 /// read at every `/metrics` (node_exporter's textfile collector, with the applications' validity rules).
 struct TextfileConfiguration: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import WeaveSupport
+
 /// An HTTP/1.x answer: its status, its headers in order, and its body (chunks joined).
 package struct HTTPReply: Sendable {
     package var status: Int
