@@ -1,4 +1,3 @@
-import WeaveHealthRoutes
 import WeaveObservability
 
 /// What the status page shows of an application's container: its version and start, and its

@@ -1,7 +1,6 @@
 import Logging
 import NIOCore
 import WeaveDI
-import WeaveHealth
 import WeaveHealthRoutes
 import WeaveHealthServer
 import WeaveObservability
