@@ -21,8 +21,8 @@ import WeaveSystemd
     /// textfiles' is under a reserved prefix: no application can export one.
     @Test func everyDaemonOnlyFamilyIsReserved() async throws {
         let configuration = try ConfigurationLoader(file: "t.yaml", text: "apps: {discover: false}\ntextfile: {directory: /nonexistent}\n").parse()
-        let runtime = await Runtime(configuration: configuration, group: MultiThreadedEventLoopGroup.singleton,
-                                    connections: ConnectionPool(capacity: 1), blocking: BlockingCalls())
+        let runtime = await Runtime(configuration: configuration, shared: DaemonShared(group: MultiThreadedEventLoopGroup.singleton,
+                                                                                       connections: ConnectionPool(capacity: 1), blocking: BlockingCalls()))
         let source = DaemonSource(runtime)
         runtime.observations.record("c", of: ExecCheck.Options.self, Perfdata.Kind.allCases.map { Perfdata(label: "x", value: 1, kind: $0) })
         let textfiles = Textfiles(blocking: BlockingCalls()) { source.runtime.configuration.textfile }

@@ -11,7 +11,7 @@ import WeaveTestSupport
 /// A runtime of `checks` (YAML list items, indented two spaces), without applications.
 private func runtime(checks: String, group: MultiThreadedEventLoopGroup) async throws -> Runtime {
     let configuration = try ConfigurationLoader(file: "test.yaml", text: "checks:\n" + checks + "apps: {discover: false}\n").parse()
-    return await Runtime(configuration: configuration, group: group, connections: ConnectionPool(capacity: 16), blocking: BlockingCalls())
+    return await Runtime(configuration: configuration, shared: DaemonShared(group: group, connections: ConnectionPool(capacity: 16), blocking: BlockingCalls()))
 }
 
 @Suite struct MonitorServiceTests {

@@ -12,8 +12,10 @@ final class DaemonSource: HealthSource {
 
     var runtime: Runtime { current.withLock { $0 } }
 
+    /// Swaps `runtime` in, and applies what it changes outside itself (`Runtime.takeEffect`).
     func replace(with runtime: Runtime) {
         current.withLock { $0 = runtime }
+        runtime.takeEffect()
     }
 
     /// The daemon's own checks, and the applications' components as `<app>` and `<app>/<check>`.

@@ -1,12 +1,12 @@
-import Logging
-import NIOCore
 import WeaveDI
 import WeaveHealth
+import WeaveHealthServer
 import WeaveObservability
 
 /// What one configuration runs: the daemon's own instrumented container, in which every check is a
 /// registered `HealthCheckable` service (so `/metrics` shows the daemon's resolve timings too), and
-/// the health monitor over it.
+/// the health monitor over it. A reload makes a new one, which takes effect at one moment: when it
+/// is swapped in (`DaemonSource.replace`), with what `takeEffect` applies.
 final class Runtime: Sendable {
     let configuration: DaemonConfiguration
     let container: Container
@@ -14,25 +14,20 @@ final class Runtime: Sendable {
     let observations = Observations()
     /// The applications this configuration aggregates.
     let apps: AppFleet
+    /// What it changes outside itself, applied when it is swapped in: the router's policy, say.
+    private let onSwap: @Sendable (DaemonConfiguration) -> Void
 
-    /// - Parameters:
-    ///   - connections: the daemon's kept connections to applications, shared by every runtime.
-    ///   - blocking: where blocking library calls run, shared by every runtime (a call of an old
-    ///     one may still be running).
-    ///   - ownSockets: the paths of the daemon's Unix socket listeners, which are not applications.
-    ///   - owners: which user owns each application name, shared by every runtime.
-    ///   - events: where the applications' events are written, shared by every runtime.
-    ///   - lifecycle: what was told of each application's life, shared by every runtime.
-    ///   - trimmer: told when a round of requests to applications ends, shared by every runtime.
-    init(configuration: DaemonConfiguration, group: any EventLoopGroup, connections: ConnectionPool, blocking: BlockingCalls,
-         owners: AppOwners = AppOwners(), events: AppEventJournal = AppEventJournal(limit: .default), lifecycle: AppLifecycle = AppLifecycle(),
-         ownSockets: [String] = [], trimmer: HeapTrimmer? = nil) async {
+    /// - Parameter onSwap: what else it changes, applied when it is swapped in (`takeEffect`).
+    init(configuration: DaemonConfiguration, shared: DaemonShared, onSwap: @escaping @Sendable (DaemonConfiguration) -> Void = { _ in }) async {
         self.configuration = configuration
+        self.onSwap = onSwap
+        let (group, blocking) = (shared.group, shared.blocking)
         container = Container(settings: configuration.instrumentation)
         let defaults = HealthCheckSettings(interval: Defaults.checkInterval, timeout: Defaults.checkTimeout)
         monitor = HealthMonitor(container: container, defaultSettings: defaults)
-        apps = AppFleet(configuration: configuration.apps, group: group, connections: connections, blocking: blocking,
-                       owners: owners, events: events, lifecycle: lifecycle, ownSockets: ownSockets, trimmer: trimmer)
+        apps = AppFleet(configuration: configuration.apps, group: group, connections: shared.connections, blocking: blocking,
+                       owners: shared.owners, events: shared.events, lifecycle: shared.lifecycle, ownSockets: shared.ownSockets,
+                       trimmer: shared.trimmer)
         for check in configuration.checks {
             let (name, options, timeout, observations) = (check.name, check.options, check.settings.timeout, observations)
             // The container holds this factory, so the factory holds the container unowned.
@@ -43,5 +38,28 @@ final class Runtime: Sendable {
             }
             await monitor.configure(check.name, settings: check.settings)
         }
+    }
+
+    /// Applies what this runtime changes outside itself; called once, as it is swapped in.
+    func takeEffect() {
+        apps.events.limit = configuration.logRateLimit
+        onSwap(configuration)
+    }
+
+    /// Why a reload to `configuration` must be refused while this runtime runs, if it must: what a
+    /// reload cannot change (the bound `listeners`, unless systemd passed them; the kernel's
+    /// memory-pressure trigger, armed once at start).
+    func refusal(of configuration: DaemonConfiguration, listeners: [Listener], socketActivated: Bool) -> String? {
+        if !socketActivated, configuration.listeners != listeners {
+            return "listen: changed from \(listeners.map(\.description).joined(separator: ", ")) "
+                + "to \(configuration.listeners.map(\.description).joined(separator: ", ")); a reload cannot rebind "
+                + "the listeners: restart weave-healthd to apply it"
+        }
+        let running = self.configuration.memoryPressureTrigger
+        if configuration.memoryPressureTrigger != running {
+            return "memory_pressure: trigger changed from '\(running)' to '\(configuration.memoryPressureTrigger)'; "
+                + "a reload cannot re-arm the kernel's trigger: restart weave-healthd to apply it"
+        }
+        return nil
     }
 }

@@ -1,9 +1,7 @@
 import Logging
-import NIOCore
 import ServiceLifecycle
 import UnixSignals
 import WeaveHealthRoutes
-import WeaveHealthServer
 import WeaveSupport
 import WeaveSystemd
 
@@ -20,15 +18,11 @@ struct ReloadService: Service {
     let notifier: SystemdNotifier
     let source: DaemonSource
     let router: HealthRouter
-    /// The listeners the server bound (or was passed by systemd).
-    let listeners: [Listener]
-    /// Whether the listeners came from systemd (socket activation): then `listen:` is not used.
-    let socketActivated: Bool
-    let group: any EventLoopGroup
-    let connections: ConnectionPool
-    let blocking: BlockingCalls
-    /// Told after each reload: a new runtime is a burst of allocation, whose memory goes back once reloads stop.
-    let trimmer: HeapTrimmer
+    /// The listeners the server bound, or was passed by systemd (then `listen:` is not used).
+    let listening: DaemonListeners
+    /// What each new runtime shares with the old; its trimmer is told after each reload: a new
+    /// runtime is a burst of allocation, whose memory goes back once reloads stop.
+    let shared: DaemonShared
     let reloaded: AsyncStream<Runtime>.Continuation
     let outcomes: ReloadMetrics
     /// Where each verdict goes for `--reload`; nil for a daemon started without `$RUNTIME_DIRECTORY`.
@@ -47,7 +41,7 @@ struct ReloadService: Service {
             let (accepted, message) = await reload()
             if let verdicts {
                 let verdict = ReloadVerdict(pid: getpid(), count: answered, accepted: accepted, message: message)
-                _ = await verdicts.save(verdict.text, with: blocking)
+                _ = await verdicts.save(verdict.text, with: shared.blocking)
             }
             notifier.ready()
         }
@@ -61,7 +55,7 @@ struct ReloadService: Service {
         }
         do throws(ConfigurationError) {
             // Loading resolves listen hosts and reads the token and CA files: a blocking call.
-            let loaded = try? await blocking.run("reload", lane: .files, deadline: Self.loadDeadline) {
+            let loaded = try? await shared.blocking.run("reload", lane: .files, deadline: Self.loadDeadline) {
                 Result { () throws(ConfigurationError) in try ConfigurationLoader.load(path: path) }
             }
             guard let loaded else {
@@ -69,29 +63,16 @@ struct ReloadService: Service {
                                          message: "not loaded within \(Self.loadDeadline.totalSeconds) s, or an earlier load has not returned")
             }
             let configuration = try loaded.get()
-            guard socketActivated || configuration.listeners == listeners else {
-                throw ConfigurationError(
-                    file: path, line: 1, column: 1,
-                    message: "listen: changed from \(listeners.map(\.description).joined(separator: ", ")) "
-                        + "to \(configuration.listeners.map(\.description).joined(separator: ", ")); a reload cannot rebind "
-                        + "the listeners: restart weave-healthd to apply it")
+            if let refusal = source.runtime.refusal(of: configuration, listeners: listening.listeners,
+                                                    socketActivated: listening.socketActivated) {
+                throw ConfigurationError(file: path, line: 1, column: 1, message: refusal)
             }
-            // The kernel's trigger is armed once, at startup (`Daemon.run`): refused, not ignored.
-            let running = source.runtime.configuration.memoryPressureTrigger
-            guard configuration.memoryPressureTrigger == running else {
-                throw ConfigurationError(
-                    file: path, line: 1, column: 1,
-                    message: "memory_pressure: trigger changed from '\(running)' to '\(configuration.memoryPressureTrigger)'; "
-                        + "a reload cannot re-arm the kernel's trigger: restart weave-healthd to apply it")
+            // Its policy applies when it is swapped in (`MonitorService`), with the rest of it.
+            let runtime = await Runtime(configuration: configuration, shared: shared) { [router, listeners = listening.listeners] configuration in
+                router.reconfigure(configuration.policy(listeners: listeners))
             }
-            let runtime = await Runtime(configuration: configuration, group: group, connections: connections, blocking: blocking,
-                                        owners: source.runtime.apps.owners, events: source.runtime.apps.events,
-                                        lifecycle: source.runtime.apps.lifecycle,
-                                        ownSockets: listeners.compactMap(\.unixPath), trimmer: trimmer)
-            router.reconfigure(configuration.policy(listeners: listeners))
-            runtime.apps.events.limit = configuration.logRateLimit
             reloaded.yield(runtime)
-            trimmer.burstEnded()
+            shared.trimmer?.burstEnded()
             outcomes.record(success: true)
             logger.notice("Configuration reloaded",
                           metadata: WeaveEvent.configReloaded.metadata([
