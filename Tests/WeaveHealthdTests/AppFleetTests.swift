@@ -507,7 +507,7 @@ private final class Store: HealthCheckable {
         let fleet = AppFleet(configuration: AppsConfiguration(directory: directory, timeout: .seconds(10), budget: .seconds(10)),
                              group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16))
         async let first = fleet.scrape()
-        await eventually { fleet.discovery.withLock { !$0.found.isEmpty } } // the slow round has listed the directory
+        await eventually { fleet.directory?.found.isEmpty == false } // the slow round has listed the directory
         let newcomer = try startExposition("b-new", exposition)
         defer { stop(newcomer) }
         #expect(await fleet.refreshHealth(only: ["b-new"]) == 1)

@@ -1,27 +1,16 @@
 import Logging
-import NIOCore
-import WeaveDI
-import WeaveHealth
-import WeaveHealthRoutes
-import WeaveHealthServer
-import WeaveObservability
-import WeavePrometheus
 import WeaveSupport
 import WeaveSystemd
 
 // Discovery: which applications are targets now, and which left, stopped or vanished.
 extension AppFleet {
-    /// The configured targets, then one per socket in the directory (a configured name wins).
-    ///
-    /// A directory that does not exist holds no application. One that cannot be listed (out of
-    /// descriptors, say) is not taken for empty: the sockets of its last listing stay targets, and
-    /// the failure is logged once, so a passing failure never reports every application gone.
+    /// The configured targets, then one per socket in the directory (a configured name wins, and a
+    /// directory that cannot be listed keeps its last listing: `AppDirectory`).
     func targets() -> [AppTarget] {
         var targets = configuration.targets
-        guard let directory = configuration.directory else { return targets }
-        let found = listSockets(in: directory)
+        guard let directory else { return targets }
         var names = Set(targets.map(\.name))
-        targets += found.filter { names.insert($0.name).inserted }
+        targets += directory.list().filter { names.insert($0.name).inserted }
         // Those whose socket is gone while their process has run on past the grace: down, and asked
         // no more (within the grace they keep their last state, unasked).
         targets += vanishedButRunning().filter { names.insert($0.name).inserted }
@@ -50,73 +39,12 @@ extension AppFleet {
         return kill(pid, 0) == 0 || errno == EPERM
     }
 
-    /// The sockets in `directory`, sorted by name; those of the last listing when it cannot be listed.
-    private func listSockets(in directory: String) -> [AppTarget] {
-        let files: [String]
-        switch directoryNames(directory) {
-        case .success(let names): files = names
-        case .failure(let error) where error.code == ENOENT: return noteListing([], failure: nil, directory)
-        case .failure(let error): return noteListing(nil, failure: SystemError.text(error.code), directory)
-        }
-        let own = ownFiles
-        var found: [AppTarget] = []
-        let present = Set(files.filter { $0.hasSuffix(AppSocket.suffix) }.map { String($0.dropLast(AppSocket.suffix.count)) })
-        for file in files {
-            guard file.hasSuffix(AppSocket.suffix) else { continue }
-            let name = String(file.dropLast(AppSocket.suffix.count))
-            let path = directory + "/" + file
-            var status = stat(), link = stat()
-            guard AppSocket.isValidName(name), stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK,
-                  lstat(path, &link) == 0 else { continue }
-            // The name belongs to the user whose socket first claimed it. A link counts only to a
-            // socket of its own maker: the daemon connects where it points, and must not lend its
-            // access to a socket the link's maker could not reach (or publish another's under a new name).
-            let uid = link.st_mode & S_IFMT == S_IFLNK && link.st_uid != status.st_uid ? nil : status.st_uid
-            guard owners.admit(name, uid: uid, linkOwner: link.st_uid, path: path, present: present) else { continue }
-            if own.contains(where: { $0.st_dev == status.st_dev && $0.st_ino == status.st_ino }) {
-                if skippedOwn.withLock({ $0.insert(path).inserted }) {
-                    logger.warning("\(path) is weave-healthd's own socket, not an application's; it is skipped", metadata: ["path": "\(path)"])
-                }
-                continue
-            }
-            found.append(AppTarget(name: name, address: .unix(path: path), host: "localhost", pathPrefix: ""))
-        }
-        return noteListing(found.sorted { $0.name < $1.name }, failure: nil, directory)
-    }
-
-    /// The files of the daemon's own sockets, as they are now (a restart of its listener makes another).
-    private var ownFiles: [stat] {
-        ownSockets.compactMap { path in
-            var status = stat()
-            return stat(path, &status) == 0 ? status : nil
-        }
-    }
-
-    /// Records a listing (`found`), or a failed one (nil, with why); returns the sockets to use.
-    private func noteListing(_ found: [AppTarget]?, failure: String?, _ directory: String) -> [AppTarget] {
-        let (sockets, previous) = discovery.withLock { discovery -> ([AppTarget], String?) in
-            let previous = discovery.failure
-            discovery.failure = failure
-            if let found { discovery.found = found }
-            return (discovery.found, previous)
-        }
-        if let failure, failure != previous {
-            let kept = "the \(sockets.count) applications it last held stay"
-            logger.warning("Cannot list the applications' directory \(directory): \(failure); \(kept)",
-                           metadata: ["directory": "\(directory)", "reason": "\(failure)"])
-        } else if failure == nil, previous != nil {
-            logger.notice("The applications' directory \(directory) is listed again", metadata: ["directory": "\(directory)"])
-        }
-        return sockets
-    }
-
     /// Whether a request may connect to `target`: a configured target, or a socket the last listing
     /// of the directory admitted (`AppOwners`: the name's owner). The one admission of every
     /// request to an application: a stopped application is a target by its name alone, and a
     /// socket another user put at its path is not its return (#64).
     func mayConnect(_ target: AppTarget) -> Bool {
-        configuration.targets.contains { $0.name == target.name }
-            || discovery.withLock { $0.found.contains { $0.name == target.name && $0.address == target.address } }
+        configuration.targets.contains { $0.name == target.name } || directory?.admits(target) == true
     }
 
     /// Why a stopped application is down, before what its unit says.

@@ -1,13 +1,6 @@
 import Logging
-import NIOCore
-import WeaveDI
-import WeaveHealth
-import WeaveHealthRoutes
-import WeaveHealthServer
 import WeaveObservability
-import WeavePrometheus
 import WeaveSupport
-import WeaveSystemd
 
 // Requests: the health, dependencies and events rounds, and how every request to an application is
 // made, ordered, bounded and noted.
@@ -91,11 +84,11 @@ extension AppFleet {
     }
 
     /// Runs `body` for every target, at most `maxConcurrentRequests` at a time, in asking order for
-    /// `path` (`askingOrder`), each with how many targets not started yet may take their time,
+    /// `path` (`AppAnswers.order`), each with how many targets not started yet may take their time,
     /// itself included (at least 1); results in target order.
     func each<Result: Sendable>(_ targets: [AppTarget], path: String,
                                         _ body: @escaping @Sendable (AppTarget, _ remaining: Int) async -> Result) async -> [Result] {
-        let (order, costly) = askingOrder(targets, path: path)
+        let (order, costly) = answers.order(targets, path: path)
         return await withTaskGroup(of: (Int, Result).self) { group in
             var results: [(Int, Result)] = []
             for (started, index) in order.enumerated() {
@@ -105,29 +98,6 @@ extension AppFleet {
             for await finished in group { results.append(finished) }
             return results.sorted { $0.0 < $1.0 }.map(\.1)
         }
-    }
-
-    /// The indices of `targets` in the order to ask them for `path`: those that answered it when last
-    /// asked, then those not asked yet, then those that failed, then those refused at once, each in
-    /// target order; and, at each place in that order, how many from there on may take their time
-    /// (all but those refused). Applications that hang hold a request slot for their whole time:
-    /// asked first, enough of them would spend the budget before a healthy application was asked,
-    /// at every scrape. (Each one's time is its share of the budget, `ask`, so that even the first
-    /// round, in name order, asks every one.)
-    private func askingOrder(_ targets: [AppTarget], path: String) -> (order: [Int], costly: [Int]) {
-        let last = answeredWhenAsked.withLock { answered in targets.map { answered[path]?[$0.name] } }
-        func rank(_ index: Int) -> Int {
-            switch last[index] {
-            case .answered?: 0
-            case nil: 1
-            case .failed?: 2
-            case .refused?: 3
-            }
-        }
-        let order = targets.indices.sorted { (rank($0), $0) < (rank($1), $1) }
-        var costly = [Int](repeating: 0, count: order.count + 1)
-        for place in order.indices.reversed() { costly[place] = costly[place + 1] + (last[order[place]] == .refused ? 0 : 1) }
-        return (order, costly)
     }
 
     /// Asks every application for `path` at once (within `budget`), each answer read by `read` by
@@ -189,32 +159,30 @@ extension AppFleet {
                      answered: answered, pid: pid)
             }
             if left > .zero, !Task.isCancelled {
-                let last: LastAnswer = if case .success = outcome { .answered } else if refused { .refused } else { .failed }
-                answeredWhenAsked.withLock { $0[path, default: [:]][target.name] = last }
+                let last: AppAnswers.Last = if case .success = outcome { .answered } else if refused { .refused } else { .failed }
+                answers.record(last, path: path, app: target.name)
             }
             return (target, outcome, ContinuousClock.now - start)
         }
         var awaited = targets
         if !notes {
-            let failed = answeredWhenAsked.withLock { answered in
-                Set(targets.filter { answered[path]?[$0.name].map { $0 != .answered } ?? false }.map(\.name))
-            }
+            let failed = answers.unanswered(targets, path: path)
             awaited.removeAll { failed.contains($0.name) }
             for target in targets where failed.contains(target.name) { askApart(target, path: path) { await askOne($0, 1) } }
         }
-        let answers = await each(awaited, path: path, askOne)
+        let outcomes = await each(awaited, path: path, askOne)
         // A round of some applications says nothing of the others.
-        guard only == nil else { return answers }
+        guard only == nil else { return outcomes }
         // What is gone is judged by the directory as it is now, not as it was when this round began:
         // an application that came meanwhile, and that another round found up, has not left (#70).
         let current = self.targets()
         let names = Set(current.map(\.name))
-        answeredWhenAsked.withLock { $0[path] = $0[path]?.filter { names.contains($0.key) } }
+        answers.keep(names, path: path)
         await forgetAllBut(current.map(\.name))
         await lifecycle.persist(with: blocking)
         await owners.persist(with: blocking)
         connections.closeAll(except: Set(current.map(\.address)))
-        return answers
+        return outcomes
     }
 
     /// Asks `target` for the side endpoint `path` with `askOne` in a task of its own, unless its last
@@ -222,13 +190,10 @@ extension AppFleet {
     private func askApart<Value: Sendable>(_ target: AppTarget, path: String,
                                            _ askOne: @escaping @Sendable (AppTarget) async -> Value) {
         let key = path + "\u{0}" + target.name
-        let started = stragglers.withLock { running in
-            running.count < Self.maxConcurrentRequests && running.insert(key).inserted
-        }
-        guard started else { return }
-        Task { [stragglers] in
+        guard answers.startApart(key, limit: Self.maxConcurrentRequests) else { return }
+        Task { [answers] in
             _ = await askOne(target)
-            stragglers.withLock { _ = $0.remove(key) }
+            answers.endApart(key)
         }
     }
 

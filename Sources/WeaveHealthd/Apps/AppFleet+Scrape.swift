@@ -1,13 +1,6 @@
-import Logging
-import NIOCore
-import WeaveDI
 import WeaveHealth
-import WeaveHealthRoutes
-import WeaveHealthServer
-import WeaveObservability
 import WeavePrometheus
 import WeaveSupport
-import WeaveSystemd
 
 // Scrapes: every application's `/metrics`, relabelled with `app`, within the budget.
 extension AppFleet {
@@ -113,22 +106,12 @@ extension AppFleet {
             }
         }
         guard !disagreeing.isEmpty else { return }
-        let now = ContinuousClock.now, interval = configuration.healthInterval
-        healthStale.withLock { stale in
-            stale.broughtForward = stale.broughtForward.filter { now - $0.value < interval }
-            for app in disagreeing where stale.broughtForward[app] == nil {
-                stale.apps.insert(app)
-                stale.broughtForward[app] = now
-            }
-        }
+        earlyHealthReads.ask(disagreeing, now: ContinuousClock.now, interval: configuration.healthInterval)
     }
 
     /// The applications a scrape asked an early health read of since the last call.
     func takeHealthStale() -> Set<String> {
-        healthStale.withLock { stale in
-            defer { stale.apps = [] }
-            return stale.apps
-        }
+        earlyHealthReads.take()
     }
 
     /// The state of each check in an application's families, by check.

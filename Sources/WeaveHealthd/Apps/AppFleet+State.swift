@@ -1,13 +1,5 @@
-import Logging
-import NIOCore
-import WeaveDI
 import WeaveHealth
-import WeaveHealthRoutes
-import WeaveHealthServer
-import WeaveObservability
-import WeavePrometheus
 import WeaveSupport
-import WeaveSystemd
 
 // The fleet's state: what it knows of each application, and what it shows of them.
 extension AppFleet {

@@ -1,11 +1,5 @@
 import Logging
-import NIOCore
-import WeaveDI
-import WeaveHealth
-import WeaveHealthRoutes
-import WeaveHealthServer
-import WeaveObservability
-import WeavePrometheus
+import Synchronization
 import WeaveSupport
 import WeaveSystemd
 
@@ -43,7 +37,7 @@ extension AppFleet {
                 states[name]?.unitAskedFor = pid
                 states[name]?.unit = try? result.get()
             }
-            if case .failure(let failure) = result, unitLookupLogged.withLock({ logged in defer { logged = true }; return !logged }) {
+            if case .failure(let failure) = result, !unitLookupLogged.exchange(true, ordering: .relaxed) {
                 logger.info("Cannot ask systemd which unit runs application \(name) (pid \(pid)): \(failure); applications' units stay unknown",
                             metadata: ["app": "\(name)", "reason": "\(failure)"])
             }

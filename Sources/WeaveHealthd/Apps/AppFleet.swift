@@ -1,12 +1,8 @@
 import Logging
 import NIOCore
+import Synchronization
 import WeaveDI
-import WeaveHealthRoutes
-import WeaveHealthServer
-import WeaveObservability
-import WeavePrometheus
 import WeaveSupport
-import WeaveSystemd
 
 /// The applications one configuration aggregates: the targets it names, plus a socket per
 /// `<name>.sock` in the watched directory, listed afresh at every scrape and health round, so an
@@ -39,42 +35,17 @@ final class AppFleet: Sendable {
     /// Told when a round of requests to applications ends, whose megabytes the heap keeps until
     /// rounds stop (shared by every runtime; none in tests).
     let trimmer: HeapTrimmer?
-    /// The sockets the directory held when it was last listed, and why the last listing failed.
-    let discovery = Locked<(found: [AppTarget], failure: String?)>(([], nil))
+    /// The watched directory, when discovery is on.
+    let directory: AppDirectory?
     /// The scrape in progress, which a `/metrics` asked meanwhile shares, by whether it asks for
     /// native histograms.
     let scraping = Locked<[Bool: Task<[Scrape], Never>]>([:])
-    /// The paths of the daemon's own Unix socket listeners: a socket in the directory that is one of
-    /// them (a link to it, say) is the daemon itself, which would wait on its own `/metrics` and
-    /// report itself as its own component. Those already logged, once each.
-    let ownSockets: [String]
-    let skippedOwn = Locked<Set<String>>([])
     /// Whether a failed `GetUnitByPID` was logged (once: without a bus, every application fails alike).
-    let unitLookupLogged = Locked(false)
-    /// The applications whose checks a scrape showed in another state than their last `/health`
-    /// read, to be read again at once (`AppHealthService`), and when each was last brought forward:
-    /// at most once per `health_interval` each, and never another application's round (#66).
-    let healthStale = Locked<(apps: Set<String>, broughtForward: [String: ContinuousClock.Instant])>(([], [:]))
-    /// Requests of a side endpoint (`/events`, `/dependencies`) to applications that failed it when
-    /// last asked, which their round does not wait for, by path and application: a round skips an
-    /// application whose last one is still running.
-    let stragglers = Locked<Set<String>>([])
-    /// How the last request for each path actually sent to each application went (one the budget
-    /// left unasked does not count), by path and application; none before the first. Those that
-    /// failed are asked after the others for that path, and those refused last: an application
-    /// that answers `/health` and hangs `/metrics` is asked late for `/metrics`.
-    let answeredWhenAsked = Locked<[String: [String: LastAnswer]]>([:])
-
-    /// How an application's last request for a path went.
-    enum LastAnswer: Sendable {
-        case answered
-        /// Failed after a connection, or by its deadline: it may take its whole time again.
-        case failed
-        /// Refused at once: nobody listens on its socket (a stale one), or it is gone. It costs the
-        /// next round no time, so it takes no share of the budget from the others (#64: 4,096
-        /// stale sockets cut every request's share to 19 ms).
-        case refused
-    }
+    let unitLookupLogged = Atomic<Bool>(false)
+    /// The applications a scrape found disagreeing with their last `/health` read, to read again early.
+    let earlyHealthReads = EarlyHealthReads()
+    /// How each application answered each path when last asked, and the requests running apart.
+    let answers = AppAnswers()
 
     /// How many applications are read at once, at most.
     static let maxConcurrentRequests = 16
@@ -100,7 +71,7 @@ final class AppFleet: Sendable {
         self.owners = owners
         self.events = events
         self.lifecycle = lifecycle
-        self.ownSockets = ownSockets
+        directory = configuration.directory.map { AppDirectory(path: $0, owners: owners, ownSockets: ownSockets, logger: logger) }
         self.group = group
         self.connections = connections
         self.logger = logger
