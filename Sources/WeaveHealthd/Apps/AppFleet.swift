@@ -1,7 +1,6 @@
 import Logging
 import NIOCore
 import Synchronization
-import WeaveDI
 import WeaveSupport
 
 /// The applications one configuration aggregates: the targets it names, plus a socket per

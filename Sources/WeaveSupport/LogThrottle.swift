@@ -1,5 +1,4 @@
 import Logging
-import WeaveSupport
 
 /// How many records of one event about one service are logged per window; the rest are counted
 /// and summarised in one record when the window ends, so a hot loop cannot flood the log.
