@@ -159,7 +159,7 @@ let package = Package(
         .testTarget(name: "WeaveHealthdTests", dependencies: [
             "WeaveHealthd", "WeaveDI", "WeaveHealth", "WeaveHealthRoutes", "WeaveAppEndpoint", "WeaveMemoryPressure", "WeaveObservability",
             "WeaveTestSupport",
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         // The daemon, as a library its tests link: configuration, checks, applications, collectors,
         // the services it runs and `Daemon.run`, which composes them. Package-internal (no product).

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import Synchronization
@@ -515,6 +516,19 @@ private final class Store: HealthCheckable {
         let slowRound = await first
         #expect(slowRound.map(\.target.name) == ["a-slow"], "the slow round began before b-new came")
         #expect(fleet.states.withLock { $0["b-new"] } != nil, "not forgotten by the slow round")
+    }
+
+    /// What is refused at once takes no share of the budget: a stale socket nobody listens on, a
+    /// socket file gone, and one whose mode does not let the daemon write to it (another user's
+    /// stale socket: EACCES, which the nspawn test's 4,096 sockets of uid 2001 give the daemon's
+    /// user; counted as slow, they cut gamma's share to 19 ms at every round). Root, which runs
+    /// these tests, is never denied, so the classification is tested here, and the effect there.
+    @Test func aSocketRefusedAtOnceIsRefused() {
+        for code in [ECONNREFUSED, ENOENT, EACCES] {
+            #expect(NetworkFailure.isRefused(IOError(errnoCode: code, reason: "connect")), "errno \(code)")
+        }
+        #expect(!NetworkFailure.isRefused(IOError(errnoCode: ETIMEDOUT, reason: "connect")))
+        #expect(!NetworkFailure.isRefused(ChannelError.connectTimeout(.seconds(1))))
     }
 
     /// Applications that hang `/events` cannot hold back another's events: once they failed, a

@@ -27,10 +27,10 @@ enum NetworkFailure {
     }
 
     /// Whether `error` is a connection refused at once: nobody listens on the socket (or on the
-    /// port), or the socket file is gone.
+    /// port), the socket file is gone, or its mode does not let the daemon write to it.
     static func isRefused(_ error: any Error) -> Bool {
         switch error {
-        case let error as IOError: return error.errnoCode == ECONNREFUSED || error.errnoCode == ENOENT
+        case let error as IOError: return [ECONNREFUSED, ENOENT, EACCES].contains(error.errnoCode)
         case let error as NIOConnectionError: return error.connectionErrors.contains { isRefused($0.error) }
         default: return false
         }
