@@ -4,6 +4,19 @@ if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
 fi
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# SwiftPM keeps the build plan of a package it builds as a dependency (by path: the integrations,
+# the example, the benchmarks) and does not notice a source file added, moved or removed in it
+# ("missing inputs"). So a scratch folder's plan is dropped whenever the list of this package's
+# source files differs from the one it was made with; its build products stay.
+sources_key=$(find Sources -name '*.swift' | LC_ALL=C sort | md5sum | cut -c1-32)
+for scratch in .build-* Benchmarks/.build-static; do
+    [ -d "$scratch" ] || continue
+    if [ "$(cat "$scratch/.weave-sources-key" 2>/dev/null)" != "$sources_key" ]; then
+        rm -f "$scratch"/*/*/description.json "$scratch"/*.yaml
+        echo "$sources_key" > "$scratch/.weave-sources-key"
+    fi
+done
+
 # Builds a release executable and prints its path (build output goes to stderr). The Swift runtime
 # is linked in statically, and lld packs the relocations, exports no symbols and folds identical
 # code: weave-healthd's idle RSS drops from 18 MiB (dynamic, no Foundation) to 15 MiB. For
