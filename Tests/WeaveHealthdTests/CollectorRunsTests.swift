@@ -51,9 +51,15 @@ private struct Fixed: MetricCollector {
     }
 
     /// The check types with metric families are the ones whose file says them, each a collector
-    /// of its own, named after the type.
-    @Test func checkTypesBringTheirFamilies() {
-        #expect(CheckTypes.withMetrics.map { "check_\($0.typeName)" } == ["check_http", "check_exec", "check_systemd_unit"])
+    /// of its own, named after the type, whose families all start with the type's `familyPrefix`.
+    @Test func checkTypesBringTheirFamilies() throws {
+        let declared = try CheckTypeSources.declared().filter(\.hasMetrics).map(\.typeName)
+        #expect(!declared.isEmpty && Set(CheckTypes.withMetrics.map { $0.typeName }) == Set(declared))
+        for type in CheckTypes.withMetrics {
+            let families = type.families(Observations()).map(\.name)
+            #expect(!families.isEmpty && families.allSatisfy { $0.hasPrefix(type.familyPrefix) }, "\(type.typeName): \(families)")
+            #expect(FamilyAdmission.reservedPrefixes.contains(type.familyPrefix))
+        }
         let observations = Observations()
         observations.record("disk", of: ExecCheck.Options.self, [Perfdata(label: "used", value: 0.5, kind: .ratio)])
         let exec = ExecCheck.Options.families(observations)

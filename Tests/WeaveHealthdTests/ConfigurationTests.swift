@@ -131,7 +131,13 @@ import WeavePrometheus
     @Test func checkTypesComeFromOneList() throws {
         let names = CheckTypes.all.map { $0.typeName }
         #expect(Set(names).count == names.count)
-        #expect(Set(names) == ["tcp", "http", "dns", "exec", "disk", "memory_pressure", "file", "container", "systemd_unit"])
+        // Every type declared in the sources is listed, and declared in its own file under Checks/.
+        let declared = try CheckTypeSources.declared()
+        #expect(declared.count >= 9 && Set(names) == Set(declared.map(\.typeName)), "\(declared)")
+        for type in declared {
+            #expect(type.file.hasPrefix("Checks/") && type.file.hasSuffix("Check.swift"), "\(type.typeName) in \(type.file)")
+        }
+        #expect(Set(declared.map(\.file)).count == declared.count, "one type per file")
         #expect(throws: ConfigurationError.self) { try parse("checks:\n  - {name: a, type: tcp, host: h, port: 1, path: /}\n") }
         do {
             _ = try parse("checks:\n  - {name: a, type: nope}\n")

@@ -32,12 +32,13 @@ enum FamilyAdmission {
     }
 
     /// The prefixes of the families only the daemon may say, one per kind of daemon-only collector:
-    /// the applications (`DaemonExposition`), reloads, the journal writer, the checks' own metrics (TLS,
-    /// perfdata), systemd units, the textfile directory. A test renders every daemon-only collector
-    /// and fails on a family outside them, so a new collector cannot leave its names open.
-    /// (Not `weave_check_` whole: `weave_check_last_success_timestamp_seconds` is every container's.)
-    static let reservedPrefixes = ["weave_app_", "weave_config_", "weave_log_", "weave_check_perfdata", "weave_check_tls_",
-                                   "weave_systemd_unit_", "weave_textfile_", "weave_scrape_collector_"]
+    /// the applications (`DaemonExposition`), reloads, the journal writer, the textfile directory,
+    /// the collectors' runs, and each check type with metrics of its own (its `familyPrefix`: TLS,
+    /// perfdata, systemd units). A test renders every daemon-only collector and fails on a family
+    /// outside them, so a new collector cannot leave its names open. (Not `weave_check_` whole:
+    /// `weave_check_last_success_timestamp_seconds` is every container's.)
+    static let reservedPrefixes = ["weave_app_", "weave_config_", "weave_log_", "weave_textfile_", "weave_scrape_collector_"]
+        + CheckTypes.withMetrics.map { $0.familyPrefix }
 
     /// `own` (the daemon's families, kept whole) and the families of `apps` that may join them, in
     /// that order, with what was left out. An application's families are taken in its order, and

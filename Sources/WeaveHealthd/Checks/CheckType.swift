@@ -19,9 +19,12 @@ protocol CheckOptions: Sendable {
 }
 
 /// A check type with metric families of its own, made from what its checks observed: the type's
-/// file says them, and `CheckTypes.all` lists it once, as for any type. Their names must be under
-/// `FamilyAdmission.reservedPrefixes` (a test renders them).
+/// file says them, and `CheckTypes.all` lists it once, as for any type. Their names start with
+/// `familyPrefix`, which only the daemon may say (`FamilyAdmission.reservedPrefixes` takes it from
+/// here; a test renders them).
 protocol CheckMetrics: CheckOptions {
+    /// What every name of its families starts with.
+    static var familyPrefix: String { get }
     /// The families of the current runtime's checks of this type.
     static func families(_ observations: Observations) -> [MetricFamily]
 }

@@ -168,6 +168,8 @@ private func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer
 }
 
 extension ExecCheck.Options: CheckMetrics {
+    static let familyPrefix = "weave_check_perfdata"
+
     /// The perfdata of the exec checks, `{check,label}`, one family per kind of unit so that each
     /// name says its unit: `weave_check_perfdata_seconds`, `_bytes`, `_ratio`, `_total` (unit `c`,
     /// a counter) and `_value` (no unit).

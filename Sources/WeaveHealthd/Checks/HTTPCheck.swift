@@ -184,6 +184,8 @@ extension HTTPCheck {
 }
 
 extension HTTPCheck.Options: CheckMetrics {
+    static let familyPrefix = "weave_check_tls_"
+
     /// The TLS sessions of the https checks, `{check}`: the earliest certificate expiry of the chain
     /// the server sent (blackbox_exporter's `probe_ssl_earliest_cert_expiry`), the TLS version, and
     /// whether the chain verified.

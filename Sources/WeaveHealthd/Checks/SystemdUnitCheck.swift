@@ -60,6 +60,8 @@ extension SystemdUnitCheck {
 }
 
 extension SystemdUnitCheck.Options: CheckMetrics {
+    static let familyPrefix = "weave_systemd_unit_"
+
     /// systemd's active states, the state set's members.
     static let states = ["active", "reloading", "inactive", "failed", "activating", "deactivating"]
 
