@@ -1,4 +1,5 @@
 import Glibc
+import NIOPosix
 import Testing
 import WeaveDI
 import WeaveHealth
@@ -126,6 +127,31 @@ import WeavePrometheus
                 #expect("\(error)".contains(message), "\(error)")
             }
         }
+    }
+
+    /// What a file leaves out is the libraries' own default, from the libraries themselves.
+    @Test func leftOutKeysTakeTheLibrariesDefaults() throws {
+        let configuration = try parse("checks: []\n")
+        #expect(configuration.memoryPressureTrigger == MemoryPressureConfiguration().trigger)
+        #expect(configuration.statusCodes == HealthPolicy().statusCodes)
+        #expect(configuration.slowResolutionThreshold == InstrumentationSettings.default.slowResolutionThreshold)
+        #expect(configuration.logRateLimit == InstrumentationSettings.default.logRateLimit)
+        let partial = try parse("status_codes: {fail: 500}\n").statusCodes
+        #expect(partial == (HealthPolicy().statusCodes.pass, HealthPolicy().statusCodes.warn, 500))
+    }
+
+    /// A reload's refusal names the key it is about, and points at its line in the new file.
+    @Test func aReloadRefusalPointsAtTheChangedKey() async throws {
+        let running = try parse("listen:\n  - address: 127.0.0.1:9096\n")
+        let changed = try parse("checks: []\nlisten:\n  - address: 127.0.0.1:9097\nmemory_pressure: {trigger: \"some 100000 1000000\"}\n")
+        let runtime = await Runtime(configuration: running, shared: DaemonShared(group: MultiThreadedEventLoopGroup.singleton,
+                                                                                   connections: ConnectionPool(capacity: 1), blocking: BlockingCalls()))
+        let listen = try #require(runtime.refusal(of: changed, listeners: running.listeners, socketActivated: false))
+        #expect(listen.key == "listen" && changed.positions["listen"]?.line == 3, "\(listen)")
+        let pressure = try #require(runtime.refusal(of: changed, listeners: running.listeners, socketActivated: true),
+                                    "systemd's sockets: listen: is not used")
+        #expect(pressure.key == "memory_pressure" && changed.positions["memory_pressure"]?.line == 4, "\(pressure)")
+        #expect(runtime.refusal(of: running, listeners: running.listeners, socketActivated: false) == nil)
     }
 
     @Test func checkTypesComeFromOneList() throws {

@@ -40,12 +40,8 @@ struct ConfigurationLoader {
         let top = try mapping(root, allowed: ["listen", "details", "bearer_token_file", "slow_resolution_threshold",
                                               "memory_pressure", "status_codes", "log_rate_limit", "checks", "apps",
                                               "metrics", "textfile"])
-        var configuration = DaemonConfiguration(
-            listeners: [.tcp(host: "127.0.0.1", port: Defaults.port)], detailsPolicy: nil, bearerTokenFile: nil, bearerToken: nil,
-            slowResolutionThreshold: InstrumentationSettings.default.slowResolutionThreshold,
-            memoryPressureTrigger: "some 150000 1000000", statusCodes: (200, 200, 503),
-            logRateLimit: InstrumentationSettings.default.logRateLimit, checks: [], apps: AppsConfiguration(),
-            resolveBuckets: .default)
+        var configuration = DaemonConfiguration()
+        configuration.positions = top.mapValues { ($0.line, $0.column) }
         if let listen = top["listen"] { configuration.listeners = try listeners(listen, resolving: consultingTheSystem) }
         if let details = top["details"] { configuration.detailsPolicy = try detailsPolicy(details) }
         if let file = top["bearer_token_file"] {
@@ -134,7 +130,8 @@ struct ConfigurationLoader {
             }
             return value
         }
-        return (try code("pass", 200), try code("warn", 200), try code("fail", 503))
+        let defaults = HealthPolicy().statusCodes
+        return (try code("pass", defaults.pass), try code("warn", defaults.warn), try code("fail", defaults.fail))
     }
 
     /// The checks, each name once.

@@ -2,29 +2,35 @@ import WeaveDI
 import WeaveHealth
 import WeaveHealthRoutes
 import WeaveHealthServer
+import WeaveMemoryPressure
 import WeaveObservability
 import WeavePrometheus
 import WeaveSupport
 
-/// A validated configuration of weave-healthd.
+/// A validated configuration of weave-healthd. What a file leaves out is the library's own default,
+/// taken from the library (the container's settings, the health policy, the memory-pressure watch),
+/// so each default has one home; the daemon's own are in `Defaults`.
 struct DaemonConfiguration: Sendable {
-    var listeners: [Listener]
+    var listeners: [Listener] = [.tcp(host: "127.0.0.1", port: Defaults.port)]
     var detailsPolicy: DetailsPolicy?
     var bearerTokenFile: String?
     /// The token read from `bearerTokenFile` (by `ConfigurationLoader.load`), without surrounding whitespace.
     var bearerToken: String?
-    var slowResolutionThreshold: Duration
-    var memoryPressureTrigger: String
-    var statusCodes: (pass: Int, warn: Int, fail: Int)
+    var slowResolutionThreshold = InstrumentationSettings.default.slowResolutionThreshold
+    var memoryPressureTrigger = MemoryPressureConfiguration().trigger
+    var statusCodes = HealthPolicy().statusCodes
     /// Records per service and window for slow-resolution and resolution-error logs.
-    var logRateLimit: LogRateLimit
-    var checks: [CheckConfiguration]
+    var logRateLimit = InstrumentationSettings.default.logRateLimit
+    var checks: [CheckConfiguration] = []
     /// The applications whose endpoints are aggregated.
-    var apps: AppsConfiguration
+    var apps = AppsConfiguration()
     /// Which of the daemon's own dependencies keep their latency buckets in `/metrics`.
-    var resolveBuckets: ResolveBuckets
+    var resolveBuckets = ResolveBuckets.default
     /// The directory of `*.prom` files read at every scrape; nil for none.
     var textfile: TextfileConfiguration? = nil
+    /// Where each top-level key's value is in the file (line, column), for errors about it after
+    /// loading (a reload's refusal).
+    var positions: [String: (line: Int, column: Int)] = [:]
 
     /// The daemon container's instrumentation settings (each runtime's container has its own).
     var instrumentation: InstrumentationSettings {

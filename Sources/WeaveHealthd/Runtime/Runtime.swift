@@ -46,19 +46,19 @@ final class Runtime: Sendable {
         onSwap(configuration)
     }
 
-    /// Why a reload to `configuration` must be refused while this runtime runs, if it must: what a
-    /// reload cannot change (the bound `listeners`, unless systemd passed them; the kernel's
-    /// memory-pressure trigger, armed once at start).
-    func refusal(of configuration: DaemonConfiguration, listeners: [Listener], socketActivated: Bool) -> String? {
+    /// Why a reload to `configuration` must be refused while this runtime runs, if it must, and the
+    /// top-level key it is about: what a reload cannot change (the bound `listeners`, unless systemd
+    /// passed them; the kernel's memory-pressure trigger, armed once at start).
+    func refusal(of configuration: DaemonConfiguration, listeners: [Listener], socketActivated: Bool) -> (key: String, message: String)? {
         if !socketActivated, configuration.listeners != listeners {
-            return "listen: changed from \(listeners.map(\.description).joined(separator: ", ")) "
+            return ("listen", "listen: changed from \(listeners.map(\.description).joined(separator: ", ")) "
                 + "to \(configuration.listeners.map(\.description).joined(separator: ", ")); a reload cannot rebind "
-                + "the listeners: restart weave-healthd to apply it"
+                + "the listeners: restart weave-healthd to apply it")
         }
         let running = self.configuration.memoryPressureTrigger
         if configuration.memoryPressureTrigger != running {
-            return "memory_pressure: trigger changed from '\(running)' to '\(configuration.memoryPressureTrigger)'; "
-                + "a reload cannot re-arm the kernel's trigger: restart weave-healthd to apply it"
+            return ("memory_pressure", "memory_pressure: trigger changed from '\(running)' to '\(configuration.memoryPressureTrigger)'; "
+                + "a reload cannot re-arm the kernel's trigger: restart weave-healthd to apply it")
         }
         return nil
     }

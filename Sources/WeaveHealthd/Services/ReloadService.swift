@@ -65,7 +65,9 @@ struct ReloadService: Service {
             let configuration = try loaded.get()
             if let refusal = source.runtime.refusal(of: configuration, listeners: listening.listeners,
                                                     socketActivated: listening.socketActivated) {
-                throw ConfigurationError(file: path, line: 1, column: 1, message: refusal)
+                // At the changed key's value (the file's start when the key was removed).
+                let (line, column) = configuration.positions[refusal.key] ?? (1, 1)
+                throw ConfigurationError(file: path, line: line, column: column, message: refusal.message)
             }
             // Its policy applies when it is swapped in (`MonitorService`), with the rest of it.
             let runtime = await Runtime(configuration: configuration, shared: shared) { [router, listeners = listening.listeners] configuration in
