@@ -148,6 +148,23 @@ private final class AsyncLedger: Sendable {}
         #expect(shortfalls.isEmpty, "\(shortfalls)")
     }
 
+    /// What a chain's writer puts in an event's fields, its reader reads back (`ChainFields`, the one
+    /// home of both): names and times of a short chain; a chain past `maxTimedRuns` keeps its names
+    /// but not times it cannot pair; an application before 0.3 (no `chain`) is its dependency alone.
+    @Test func aChainsFieldsAreWrittenAndReadByOneType() {
+        let runs = [("OrderDesk", Duration.milliseconds(35), Duration.milliseconds(5)), ("Ledger", .milliseconds(30), .milliseconds(30))]
+        let resolution = SlowResolution(service: "Ledger", duration: .milliseconds(30), threshold: .milliseconds(10),
+                                        chain: runs.map { SlowResolution.Run(service: $0.0, total: $0.1, selfTime: $0.2) }, position: 1)
+        let read = ChainFields(chain: resolution.chainText, times: resolution.chainTimesText, dependency: "Ledger")
+        #expect(read.names == ["OrderDesk", "Ledger"] && read.isChain)
+        #expect(read.times.map(\.total) == [35_000, 30_000] && read.times.map(\.own) == [5_000, 30_000])
+        let long = (0..<40).map { "S\($0)" }
+        let longRead = ChainFields(chain: ChainFields.chain(long), times: ChainFields.timesField(long.map { _ in (1, 1) }), dependency: "S39")
+        #expect(longRead.names == long && longRead.times.isEmpty)
+        let old = ChainFields(chain: nil, times: nil, dependency: "Ledger")
+        #expect(old.names == ["Ledger"] && !old.isChain)
+    }
+
     /// A slow run alone is its own chain; a slow run's chain goes down to the run with the most self
     /// time below it, and not into a quick one; quick runs report nothing. (A threshold of 100 ms:
     /// a quick run is slow only if its thread waits that long for a core.)

@@ -51,9 +51,10 @@ public struct SlowResolution: Sendable, Equatable {
         Self.chainText(chain.map(\.service))
     }
 
-    /// `services` joined as a chain is written, at most `maxChainBytes` (a startup tree's chains too).
+    /// `services` joined as a chain is written (`ChainFields`), at most `maxChainBytes` (a startup
+    /// tree's chains too).
     static func chainText(_ services: [String]) -> String {
-        services.joined(separator: " → ").prefix(maxUTF8Bytes: maxChainBytes)
+        ChainFields.chain(services)
     }
 
     /// Each run's total and self time in microseconds, as `chainText` orders them:
@@ -62,14 +63,13 @@ public struct SlowResolution: Sendable, Equatable {
         Self.timesText(chain.map { ($0.total, $0.selfTime) })
     }
 
-    /// `total/self` in microseconds per run, for the first `maxTimedRuns`.
+    /// `total/self` in microseconds per run, for the first `maxTimedRuns` (`ChainFields`).
     static func timesText(_ runs: [(total: Duration, selfTime: Duration)]) -> String {
-        runs.prefix(maxTimedRuns).map { "\($0.total.totalNanoseconds / 1_000)/\($0.selfTime.totalNanoseconds / 1_000)" }
-            .joined(separator: " ")
+        ChainFields.timesField(runs.map { (UInt64(clamping: $0.total.totalNanoseconds / 1_000), UInt64(clamping: $0.selfTime.totalNanoseconds / 1_000)) })
     }
 
     /// The most of `chainText`, in bytes (a recursion through a cycle can be 1,000 runs deep).
-    public static let maxChainBytes = 1_024
+    public static let maxChainBytes = ChainFields.maxChainBytes
     /// The most runs `chainTimesText` times (its text stays within an event's 512-byte field).
-    public static let maxTimedRuns = 32
+    public static let maxTimedRuns = ChainFields.maxTimedRuns
 }

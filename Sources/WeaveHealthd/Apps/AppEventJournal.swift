@@ -257,7 +257,8 @@ extension ContainerEventLog.Event.Kind {
             let duration = Double(field("duration_usec")).map { "\($0 / 1_000) ms" } ?? "?"
             let threshold = Double(field("threshold_usec")).map { "\($0 / 1_000) ms" } ?? "?"
             // Its chain when it has one (an application before 0.3 sends none, a lone run its own name).
-            let chain = fields["chain"].flatMap { $0.contains(" → ") ? "; chain \($0), slowest \(field("slowest"))" : nil } ?? ""
+            let chain = ChainFields(chain: fields["chain"], times: nil, dependency: "").isChain
+                ? "; chain \(field("chain")), slowest \(field("slowest"))" : ""
             return "Application \(app): slow resolution of \(field("dependency")): \(duration) (threshold \(threshold))\(chain)"
         case .resolutionError:
             return "Application \(app): resolving \(field("dependency")) failed (\(field("error_kind"))): \(field("error"))"

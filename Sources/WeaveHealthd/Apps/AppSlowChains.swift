@@ -30,14 +30,9 @@ final class AppSlowChains: Sendable {
             self.time = time
             durationMicros = fields["duration_usec"].flatMap { UInt64($0) }
             thresholdMicros = fields["threshold_usec"].flatMap { UInt64($0) }
-            let chain = fields["chain"].map { $0.split(separator: " → ", omittingEmptySubsequences: false).map(String.init) } ?? [dependency]
-            let times = (fields["chain_usec"] ?? "").split(separator: " ").compactMap { pair -> (total: UInt64, own: UInt64)? in
-                let parts = pair.split(separator: "/")
-                guard parts.count == 2, let total = UInt64(parts[0]), let own = UInt64(parts[1]) else { return nil }
-                return (total, own)
-            }
-            self.times = times.count == chain.count ? times : []
-            let parts = [dependency, fields["slowest"] ?? ""] + chain
+            let chain = ChainFields(chain: fields["chain"], times: fields["chain_usec"], dependency: dependency)
+            times = chain.times
+            let parts = [dependency, fields["slowest"] ?? ""] + chain.names
             var names: [UInt8] = []
             names.reserveCapacity(parts.reduce(0) { $0 + $1.utf8.count + 1 })
             for part in parts {
@@ -49,11 +44,11 @@ final class AppSlowChains: Sendable {
 
         /// The fields it was read from, for the state file (`init?(time:fields:)` reads them back).
         var fields: [String: String] {
-            var fields = ["dependency": dependency, "chain": chain.joined(separator: " → ")]
+            var fields = ["dependency": dependency, "chain": ChainFields.chain(chain)]
             if let slowest { fields["slowest"] = slowest }
             if let durationMicros { fields["duration_usec"] = "\(durationMicros)" }
             if let thresholdMicros { fields["threshold_usec"] = "\(thresholdMicros)" }
-            if !times.isEmpty { fields["chain_usec"] = times.map { "\($0.total)/\($0.own)" }.joined(separator: " ") }
+            if !times.isEmpty { fields["chain_usec"] = ChainFields.timesField(times) }
             return fields
         }
 
