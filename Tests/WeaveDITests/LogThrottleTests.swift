@@ -1,4 +1,3 @@
-import Synchronization
 import Testing
 @testable import WeaveDI
 import WeaveSupport
@@ -10,7 +9,7 @@ import WeaveTestSupport
     @Test func admitsTheBurstThenSummarisesTheRest() async throws {
         let clock = ManualClock()
         let throttle = LogThrottle(limit: LogRateLimit(burst: 3, window: .milliseconds(200)), clock: clock)
-        let summaries = Mutex<[Int]>([])
+        let summaries = Locked<[Int]>([])
         var admitted = 0
         for _ in 0..<1_000 where throttle.admit("error A", summary: { count, _ in summaries.withLock { $0.append(count) } }) {
             admitted += 1
@@ -31,7 +30,7 @@ import WeaveTestSupport
     @Test func noSummaryWhenNothingWasSuppressed() async throws {
         let clock = ManualClock()
         let throttle = LogThrottle(limit: LogRateLimit(burst: 5, window: .milliseconds(50)), clock: clock)
-        let summaries = Mutex(0)
+        let summaries = Locked(0)
         let count: @Sendable (Int, Duration) -> Void = { _, _ in summaries.withLock { $0 += 1 } }
         for _ in 0..<5 { #expect(throttle.admit("slow", summary: count)) }
         #expect(clock.sleeping == 0, "nothing suppressed, no window's end awaited")
@@ -44,7 +43,7 @@ import WeaveTestSupport
     /// suppressed is still said at the window's end, and then the throttle is let go.
     @Test func aReleasedThrottleStillSummarisesItsWindowThenGoes() async throws {
         let clock = ManualClock()
-        let summaries = Mutex<[Int]>([])
+        let summaries = Locked<[Int]>([])
         weak var released: LogThrottle?
         do {
             let throttle = LogThrottle(limit: LogRateLimit(burst: 1, window: .milliseconds(50)), clock: clock)
