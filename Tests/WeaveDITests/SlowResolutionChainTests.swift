@@ -22,6 +22,16 @@ private final class AsyncLedger: Sendable {}
 @Suite(.serialized) struct SlowResolutionChainTests {
     private func sleep(milliseconds: UInt32) { usleep(milliseconds * 1_000) }
 
+    /// The slow resolutions `container` reports while `body` runs, once its instrumentation has delivered them.
+    private func slowResolutions(of container: Container, _ body: () async throws -> Void) async throws -> [SlowResolution] {
+        let chains = Locked<[SlowResolution]>([])
+        let token = container.instrumentation.onSlowResolution { (resolution: SlowResolution) in chains.withLock { $0.append(resolution) } }
+        defer { token.cancel() }
+        try await body()
+        await container.instrumentation.flush()
+        return chains.withLock { $0 }
+    }
+
     /// A known truth: factories that sleep 5, 10 and 20 ms, nested three deep. Every total and self
     /// time within 1 ms + 5 % of what the factories measured themselves, each slow run reported once
     /// with the whole chain, after the outermost ended; the two-argument hook still gets each.
@@ -99,12 +109,7 @@ private final class AsyncLedger: Sendable {}
             try await truth.measureAsync("AsyncDesk", sleeping: 5) { _ = try await container.resolveAsync(AsyncWriter.self) }
             return AsyncDesk()
         }
-        let chains = Locked<[SlowResolution]>([])
-        let token = container.instrumentation.onSlowResolution { (resolution: SlowResolution) in chains.withLock { $0.append(resolution) } }
-        defer { token.cancel() }
-        _ = try await container.resolveAsync(AsyncDesk.self)
-        await container.instrumentation.flush()
-        let reported = chains.withLock { $0 }
+        let reported = try await slowResolutions(of: container) { _ = try await container.resolveAsync(AsyncDesk.self) }
         #expect(reported.map(\.service) == ["AsyncLedger", "AsyncWriter", "AsyncDesk"], "in the order they ended")
         for (position, resolution) in zip([2, 1, 0], reported) {
             #expect(resolution.chain.map(\.service) == ["AsyncDesk", "AsyncWriter", "AsyncLedger"] && resolution.position == position)
@@ -130,12 +135,7 @@ private final class AsyncLedger: Sendable {}
             try await truth.measureAsync("AsyncDesk", sleeping: 5) { _ = container.resolve(Ledger.self) }
             return AsyncDesk()
         }
-        let chains = Locked<[SlowResolution]>([])
-        let token = container.instrumentation.onSlowResolution { (resolution: SlowResolution) in chains.withLock { $0.append(resolution) } }
-        defer { token.cancel() }
-        _ = try await container.resolveAsync(AsyncDesk.self)
-        await container.instrumentation.flush()
-        let reported = chains.withLock { $0 }
+        let reported = try await slowResolutions(of: container) { _ = try await container.resolveAsync(AsyncDesk.self) }
         #expect(reported.map(\.service) == ["Ledger", "AsyncDesk"], "in the order they ended")
         for (position, resolution) in zip([1, 0], reported) {
             #expect(resolution.chain.map(\.service) == ["AsyncDesk", "Ledger"] && resolution.position == position)
