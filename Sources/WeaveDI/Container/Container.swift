@@ -92,13 +92,13 @@ public final class Container: @unchecked Sendable {
     // MARK: Resolution
 
     /// The service registered for `type`, or `nil` when it is not registered or its factory failed.
-    @inlinable
+    @inlinable @inline(__always)
     public func resolve<T>(_ type: T.Type = T.self) -> T? {
         do { return try resolveFast(type, name: nil) } catch { report(error); return nil }
     }
 
     /// The service registered for `type` under `name`, or `nil`.
-    @inlinable
+    @inlinable @inline(__always)
     public func resolve<T>(_ name: String, _ type: T.Type = T.self) -> T? {
         do { return try resolveFast(type, name: name) } catch { report(error); return nil }
     }
@@ -110,7 +110,7 @@ public final class Container: @unchecked Sendable {
     }
 
     /// The service registered for `type`; traps with a diagnostic naming the type (and near names) otherwise.
-    @inlinable
+    @inlinable @inline(__always)
     public func requireResolve<T>(_ type: T.Type = T.self) -> T {
         do { return try resolveFast(type, name: nil) } catch { Self.requireFailed(error) }
     }
@@ -133,13 +133,13 @@ public final class Container: @unchecked Sendable {
     @usableFromInline static let quietMiss = ResolutionError.notRegistered(type: "", suggestions: [])
 
     /// The service registered for `type`, or a `ResolutionError` saying why not.
-    @inlinable
+    @inlinable @inline(__always)
     public func resolveThrows<T>(_ type: T.Type = T.self) throws(ResolutionError) -> T {
         try resolveFast(type, name: nil)
     }
 
     /// The service registered for `type` under `name`, or a `ResolutionError` saying why not.
-    @inlinable
+    @inlinable @inline(__always)
     public func resolveThrows<T>(_ name: String, _ type: T.Type = T.self) throws(ResolutionError) -> T {
         try resolveFast(type, name: name)
     }
