@@ -4,12 +4,13 @@ if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
 fi
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# SwiftPM keeps the build plan of a package it builds as a dependency (by path: the integrations,
-# the example, the benchmarks) and does not notice a source file added, moved or removed in it
-# ("missing inputs"). So a scratch folder's plan is dropped whenever the list of this package's
-# source files differs from the one it was made with; its build products stay.
-sources_key=$(find Sources -name '*.swift' | LC_ALL=C sort | md5sum | cut -c1-32)
-for scratch in .build-* Benchmarks/.build-static; do
+# SwiftPM keeps the build plan of a package (this one, and the packages that build it as a
+# dependency by path: the integrations, the example, the benchmarks) and does not always notice a
+# source or test file added, moved or removed ("missing inputs", or a new test file left out). So a
+# scratch folder's plan is dropped whenever the list of this package's Swift files differs from the
+# one it was made with; its build products stay.
+sources_key=$(find Sources Tests -name '*.swift' | LC_ALL=C sort | md5sum | cut -c1-32)
+for scratch in .build .build-* Benchmarks/.build-static; do
     [ -d "$scratch" ] || continue
     if [ "$(cat "$scratch/.weave-sources-key" 2>/dev/null)" != "$sources_key" ]; then
         rm -f "$scratch"/*/*/description.json "$scratch"/*.yaml
