@@ -109,7 +109,7 @@ let package = Package(
         // application's endpoint and the daemon both serve, without the endpoint's server and tracing.
         .target(
             name: "WeaveContainerRoutes",
-            dependencies: ["WeaveDI", "WeaveHealthRoutes", "WeaveObservability", "WeavePrometheus"]
+            dependencies: ["WeaveDI", "WeaveHealthRoutes", "WeaveObservability", "WeavePrometheus", "WeaveSupport"]
         ),
         // What an application adds to be seen by weave-healthd: its container and health served on a
         // discoverable Unix socket, as one swift-service-lifecycle Service.

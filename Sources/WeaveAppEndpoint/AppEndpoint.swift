@@ -85,6 +85,10 @@ public final class AppEndpoint: Service, Sendable {
     /// Whether the application's own records of its container's events give way to the daemon's.
     private let quiets: Bool
 
+    /// How often the monitor looks for services made since its last look (it runs each check when
+    /// it is due whatever this is): an idle application wakes this often, not every second.
+    static let discoveryTick = Duration.seconds(5)
+
     deinit {
         for token in eventHooks { token.cancel() }
         if quiets { container.instrumentation.releaseEventLogs(writing: true) }
@@ -119,7 +123,7 @@ public final class AppEndpoint: Service, Sendable {
                 lifecycle.markStarted()
                 // Ready: what was resolved until now is the application's startup.
                 container.endStartup()
-                await monitor.run()
+                await monitor.run(tick: Self.discoveryTick)
             }
             group.addTask { [logger, server, quiets, lifecycle = router.lifecycle] in
                 if let server {
@@ -171,6 +175,8 @@ struct MonitorHealthSource: HealthSource {
     let monitor: HealthMonitor
 
     func healthReport() -> HealthReport { monitor.latestReport }
+
+    var changes: ChangeSignal? { monitor.changes }
 
     func observedValue(of check: String) -> (value: Double, unit: String)? { nil }
 }

@@ -19,6 +19,17 @@ public actor HealthMonitor {
     /// The last published report, readable without waiting for the actor (which may be busy with a
     /// large round): probes such as `/livez` read this.
     private nonisolated let published = Locked(HealthReport(checks: [:]))
+    /// Fired after each report is published (`latestReport`), which a watching `/health` waits on.
+    public nonisolated let changes = ChangeSignal()
+    /// Fired when `run` must look at its checks before its next tick: one registered, configured or
+    /// finished.
+    private nonisolated let wake = ChangeSignal()
+    /// When `run` wakes next unless `wake` fires, and whether a due check waits for a slot.
+    private var plannedWake = ContinuousClock.now
+    private var waitingForSlot = false
+    /// Transitions applied since the last publish, told to subscribers once the report shows them:
+    /// whoever hears of one (the event log, and weave-healthd through it) reads a report that has it.
+    private var unpublished: [HealthTransition] = []
 
     private var named: [String: any HealthCheckable] = [:]
     private var settings: [String: HealthCheckSettings] = [:]
@@ -54,6 +65,7 @@ public actor HealthMonitor {
     public func register(_ name: String, settings: HealthCheckSettings? = nil, check: any HealthCheckable) {
         named[name] = check
         if let settings { self.settings[name] = settings }
+        wake.signal()
     }
 
     /// Adds (or replaces) a check given as a closure.
@@ -74,6 +86,7 @@ public actor HealthMonitor {
     /// Sets how the check `name` runs (a named check, or a container service by its name).
     public func configure(_ name: String, settings: HealthCheckSettings) {
         self.settings[name] = settings
+        wake.signal()
     }
 
     /// The statuses as of the last round, without running anything.
@@ -87,10 +100,12 @@ public actor HealthMonitor {
         return report
     }
 
-    /// Runs the checks on their intervals until the task is cancelled, looking for due checks every
-    /// `tick`. Each check is on its own clock: it starts when it is due and not still running, and
-    /// its result is applied the moment it finishes, so a check that takes its whole timeout (or
-    /// never returns) delays no other check's result or schedule.
+    /// Runs the checks on their intervals until the task is cancelled. Each check is on its own
+    /// clock: it starts when it is due and not still running, and its result is applied the moment
+    /// it finishes, so a check that takes its whole timeout (or never returns) delays no other
+    /// check's result or schedule. Between checks it sleeps until the next is due, or `tick` at most:
+    /// discovered checks (a container's services made since) are looked for at every tick, and
+    /// `lastProgress` moves at least that often; a registration wakes it at once.
     ///
     /// `firstResults` is called once: when every check of the first pass has a result, or after
     /// `firstResultsWithin`, whichever comes first (a server marks itself started then: one check
@@ -103,7 +118,8 @@ public actor HealthMonitor {
                 let now = ContinuousClock.now
                 lastProgress = now
                 var started: Set<String> = []
-                for (name, check) in await allChecks() where running.count < maxConcurrentChecks {
+                let checks = await allChecks()
+                for (name, check) in checks where running.count < maxConcurrentChecks {
                     guard (due[name] ?? now) <= now, running.insert(name).inserted else { continue }
                     started.insert(name)
                     let timeout = settings(for: name).timeout
@@ -117,7 +133,20 @@ public actor HealthMonitor {
                     firstPass = false
                 }
                 noteFirstResults()
-                do { try await Task.sleep(for: min(tick, awaitingFirst.map { $0.deadline - ContinuousClock.now } ?? tick)) } catch { break }
+                // Until the next check not running is due (one running wakes it when it finishes),
+                // or a slot frees for one due that the limit held back.
+                var soonest: ContinuousClock.Instant?
+                waitingForSlot = false
+                for (name, _) in checks where !running.contains(name) {
+                    let next = due[name] ?? now
+                    if next <= now { waitingForSlot = true } else { soonest = min(soonest ?? next, next) }
+                }
+                var sleep = min(tick, soonest.map { $0 - ContinuousClock.now } ?? tick)
+                if let awaitingFirst { sleep = min(sleep, awaitingFirst.deadline - ContinuousClock.now) }
+                let seen = wake.fired
+                plannedWake = ContinuousClock.now + sleep
+                _ = await ChangeSignal.wait(for: max(sleep, .milliseconds(1)), on: [wake]) { [wake] in wake.fired != seen }
+                if Task.isCancelled { break }
             }
             group.cancelAll()
         }
@@ -141,6 +170,8 @@ public actor HealthMonitor {
         defer { noteFirstResults() }
         apply(status, to: name, duration: duration)
         scheduleNext(name, after: ContinuousClock.now)
+        // A slot is free, or it is due on its own clock again: `run` may be sleeping past either.
+        if waitingForSlot || due[name].map({ $0 < plannedWake }) == true { wake.signal() }
         lastProgress = ContinuousClock.now
         publish()
     }
@@ -210,6 +241,11 @@ public actor HealthMonitor {
     private func publish() {
         let report = self.report
         published.withLock { $0 = report }
+        changes.signal()
+        for transition in unpublished {
+            for subscriber in subscribers.values { subscriber.yield(transition) }
+        }
+        unpublished.removeAll()
     }
 
     /// Runs `check`, giving up after `timeout` even if the check never returns or ignores cancellation.
@@ -247,7 +283,8 @@ public actor HealthMonitor {
         return (status, clock.now - start)
     }
 
-    /// Applies flap damping and records the result; publishes and logs a change of state.
+    /// Applies flap damping and records the result; logs a change of state, told to subscribers
+    /// once it is published.
     private func apply(_ result: HealthStatus, to name: String, duration: Duration) {
         let config = settings(for: name)
         let now = WallClock.now()
@@ -283,8 +320,7 @@ public actor HealthMonitor {
             consecutiveFailures: failures, consecutiveSuccesses: successes, groups: config.groups,
             lastSuccessAt: result.state == .unhealthy ? previous?.lastSuccessAt : now)
         guard changed else { return }
-        let transition = HealthTransition(name: name, from: previous?.status.state, to: status)
-        for subscriber in subscribers.values { subscriber.yield(transition) }
+        unpublished.append(HealthTransition(name: name, from: previous?.status.state, to: status))
         let level: Logger.Level = switch status.state {
         case .healthy: previous == nil ? .debug : .info // a first healthy result is no news
         case .degraded: .warning

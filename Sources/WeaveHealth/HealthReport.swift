@@ -87,6 +87,26 @@ public struct HealthReport: Sendable {
     private func aggregate(of records: some Sequence<HealthCheckRecord>) -> HealthState {
         records.map(\.status.state).max() ?? .healthy
     }
+
+    /// What a watching `/health` compares (`?index=…`): a digest of each check's name, state, reason
+    /// and `changedAt`, so it moves with every transition and reason, and not when a check only runs
+    /// again; 16 hex digits. Equal reports have equal indexes, in any process.
+    public var index: String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325 // FNV-1a, 64 bits
+        func mix(_ bytes: some Sequence<UInt8>) {
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            hash = (hash ^ 0xff) &* 0x100_0000_01b3 // a separator no UTF-8 text contains
+        }
+        for name in checks.keys.sorted() {
+            let record = checks[name]!
+            mix(name.utf8)
+            mix(record.status.state.rawValue.utf8)
+            mix((record.status.reason ?? "").utf8)
+            withUnsafeBytes(of: record.changedAt.bitPattern.littleEndian) { mix($0) }
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
 }
 
 /// A check's state changed.

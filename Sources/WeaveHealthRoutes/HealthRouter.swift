@@ -8,7 +8,7 @@ import WeaveSupport
 public struct HealthRouter: Sendable {
     private let current: Locked<HealthPolicy>
     let renderings = SharedRendering<Exposition.Format, ByteBuffer>()
-    private let healthRenderings = SharedRendering<HealthRendering, (body: ByteBuffer, aggregate: HealthState)>()
+    private let healthRenderings = SharedRendering<HealthRendering, RenderedHealth>()
     /// Who answers: `/health`'s `serviceId`, `description` and `version`, and the landing page's title.
     public let identity: ServiceIdentity
     /// What `/metrics` shows: the union of these collectors' families.
@@ -186,21 +186,35 @@ public struct HealthRouter: Sendable {
         let started: Bool
     }
 
+    /// `/health`; with `?index=I&wait=D` (I an `X-Weave-Index` it gave), held until the report's
+    /// index differs from I, for at most D (`WatchWait`), or until graceful shutdown begins.
     func health(_ request: HealthRequest) async -> HealthResponse {
+        let wait: Duration?
+        switch WatchWait.of(request, router: self) {
+        case .failure(let refusal): return refusal.response
+        case .success(let asked): wait = asked
+        }
+        if let wait, let changes = source.changes, let index = request.values("index").last {
+            _ = await ChangeSignal.wait(for: wait, on: [changes, lifecycle.stopSignal]) { [source, lifecycle] in
+                source.healthReport().index != index || lifecycle.isStopping
+            }
+        }
         let policy = self.policy // one snapshot per request, whatever a reload does meanwhile
         let rendering = HealthRendering(details: showsDetails(request, policy), started: lifecycle.isStarted)
         // With no reuse interval a request never waits, so it always gets a render (nil is for a wait cancelled).
-        let (body, aggregate) = await healthRenderings.value(rendering, reuse: .zero) { [self] in renderHealth(rendering) }
+        let rendered = await healthRenderings.value(rendering, reuse: .zero) { [self] in renderHealth(rendering) }
             ?? renderHealth(rendering)
-        let status = switch aggregate {
+        let status = switch rendered.aggregate {
         case .healthy: policy.statusCodes.pass
         case .degraded: policy.statusCodes.warn
         case .unhealthy: policy.statusCodes.fail
         }
-        return HealthResponse(status: status, headers: [("Content-Type", "application/health+json")], body: body)
+        var headers = [("Content-Type", "application/health+json")]
+        if source.changes != nil { headers.append((WatchWait.indexHeader, rendered.index)) }
+        return HealthResponse(status: status, headers: headers, body: rendered.body)
     }
 
-    private func renderHealth(_ rendering: HealthRendering) -> (body: ByteBuffer, aggregate: HealthState) {
+    private func renderHealth(_ rendering: HealthRendering) -> RenderedHealth {
         let report = source.healthReport()
         let aggregate = rendering.started ? report.aggregate : .unhealthy
         let text = HealthJSON.write(
@@ -208,7 +222,14 @@ public struct HealthRouter: Sendable {
             description: identity.description, instance: identity.instance,
             output: !rendering.started && rendering.details ? "the first health round has not finished" : nil,
             details: rendering.details, observedValue: source.observedValue(of:))
-        return (ByteBuffer(string: text), aggregate)
+        return RenderedHealth(body: ByteBuffer(string: text), aggregate: aggregate, index: report.index)
+    }
+
+    /// A `/health` body, with its aggregate (the status code) and the index of the report it shows.
+    private struct RenderedHealth: Sendable {
+        let body: ByteBuffer
+        let aggregate: HealthState
+        let index: String
     }
 
     // MARK: /livez and /readyz

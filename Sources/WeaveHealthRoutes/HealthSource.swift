@@ -12,16 +12,23 @@ public protocol HealthSource: Sendable {
     func ownReport() -> HealthReport
     /// A check's observed value and its unit, when the check has one (`/health`'s `observedValue`).
     func observedValue(of check: String) -> (value: Double, unit: String)?
+    /// Fired after each change of `healthReport()`, so that `/health?index=…&wait=…` is answered
+    /// when the report changes; nil (the default) when there is none: such a `/health` is answered at
+    /// once, without `X-Weave-Index`, and its clients poll it.
+    var changes: ChangeSignal? { get }
 }
 
 extension HealthSource {
     public func ownReport() -> HealthReport { healthReport() }
+    public var changes: ChangeSignal? { nil }
 }
 
 /// The daemon's own state, which liveness and readiness read.
 public final class ServerLifecycle: Sendable {
     private let started = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
+    /// Fired when graceful shutdown begins: watching requests are answered then, not held.
+    public let stopSignal = ChangeSignal()
 
     public init() {}
 
@@ -31,5 +38,8 @@ public final class ServerLifecycle: Sendable {
     public var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
     public func markStarted() { started.store(true, ordering: .releasing) }
-    public func markStopping() { stopping.store(true, ordering: .releasing) }
+    public func markStopping() {
+        stopping.store(true, ordering: .releasing)
+        stopSignal.signal()
+    }
 }

@@ -64,6 +64,12 @@ final class ConnectionDeadlines: ChannelInboundHandler, RemovableChannelHandler 
         timer = nil
     }
 
+    /// The request is a watch, held until something changes: the connection counts as waiting, so a
+    /// crowded server may close it (no clock runs: the watch's own wait bounds it).
+    func holdingWatch() {
+        entry?.mark(busy: false)
+    }
+
     /// The answer is written but the client has not read what came before: it has `idleTimeout` to.
     func waitingForClient() {
         entry?.mark(busy: false)

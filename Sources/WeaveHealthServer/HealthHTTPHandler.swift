@@ -34,6 +34,8 @@ final class HealthHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// The current request was answered already (rejected, or answered on its head): ignore the rest of it.
     private var answered = false
     private var pending: Pending?
+    /// The watching request being answered (`?wait=`), cancelled when the connection closes.
+    private var watch: Task<Void, Never>?
 
     /// A marker header on answers that must not be compressed (HEAD: the length of the identity body).
     static let noCompressionHeader = "x-weave-no-compression"
@@ -92,6 +94,11 @@ final class HealthHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelWritabilityChanged()
     }
 
+    func channelInactive(context: ChannelHandlerContext) {
+        watch?.cancel()
+        context.fireChannelInactive()
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // A parser error (already answered 400 by the error handler) or an I/O error: either way
         // the connection is done.
@@ -130,8 +137,17 @@ final class HealthHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let (router, role, request) = (self.router, self.role, pending.request)
-        context.eventLoop.makeFutureWithTask { await router.handle(request, role: role) }.whenComplete { result in
+        let promise = context.eventLoop.makePromise(of: HealthResponse.self)
+        let task = Task { promise.succeed(await router.handle(request, role: role)) }
+        if request.has("wait") {
+            // A watch may be held for a minute: the connection waits meanwhile (a crowded server may
+            // close it), and a client that leaves ends it.
+            watch = task
+            deadlines.holdingWatch()
+        }
+        promise.futureResult.whenComplete { result in
             let (handler, context) = loopBound.value
+            handler.watch = nil
             switch result {
             case .success(let response):
                 handler.write(context, response, request: request, version: pending.version, keepAlive: pending.keepAlive)

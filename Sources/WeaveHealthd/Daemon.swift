@@ -39,10 +39,10 @@ package enum Daemon {
         let journal = DaemonLogging.bootstrap()
         let logger = Logger(label: "weave.healthd")
         let listening = DaemonListeners(configured: configuration.listeners, logger: logger)
-        let (serverConfiguration, appConnections) = listening.serverConfiguration(logger: logger)
+        let (serverConfiguration, appConnections, watches) = listening.serverConfiguration(logger: logger)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let trimmer = HeapTrimmer()
-        let shared = DaemonShared.atStart(configuration: configuration, group: group, connections: appConnections,
+        let shared = DaemonShared.atStart(configuration: configuration, group: group, connections: appConnections, watches: watches,
                                           ownSockets: serverConfiguration.listeners.compactMap(\.unixPath), trimmer: trimmer)
         let source = DaemonSource(await Runtime(configuration: configuration, shared: shared))
         let identity = ServiceIdentity(serviceID: "weave-healthd", description: "health of the checks weave-healthd runs",

@@ -33,8 +33,9 @@ struct DaemonListeners {
     }
 
     /// The server's configuration, its connections within what the descriptor limit leaves the
-    /// checks (sockets, plugin pipes) and the journal, and the connections to applications it keeps.
-    func serverConfiguration(logger: Logger) -> (server: HealthServerConfiguration, appConnections: ConnectionPool) {
+    /// checks (sockets, plugin pipes) and the journal, and the connections to applications it keeps:
+    /// half for the watches (one per watched application), half idle between scrapes.
+    func serverConfiguration(logger: Logger) -> (server: HealthServerConfiguration, appConnections: ConnectionPool, watches: AppWatches) {
         var configuration = HealthServerConfiguration(listeners: listeners)
         let descriptors = DescriptorBudget.current()
         let connections = descriptors.serverConnections(wanted: configuration.maxConnections)
@@ -43,6 +44,7 @@ struct DaemonListeners {
             configuration.reservedConnections = min(configuration.reservedConnections, connections / 4)
             logger.warning("The descriptor limit (\(descriptors.limit ?? 0)) allows only \(connections) connections; raise LimitNOFILE= for more")
         }
-        return (configuration, ConnectionPool(capacity: descriptors.keptAppConnections(serverConnections: connections)))
+        let kept = descriptors.keptAppConnections(serverConnections: connections)
+        return (configuration, ConnectionPool(capacity: kept - kept / 2), AppWatches(capacity: kept / 2))
     }
 }

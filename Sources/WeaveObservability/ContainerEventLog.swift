@@ -35,6 +35,8 @@ public final class ContainerEventLog: Sendable {
     /// Field values are cut to this many bytes (an error's description can be long).
     public static let maxFieldBytes = 512
     private let state: Locked<(ring: [Event], next: UInt64, startup: Bool)>
+    /// Fired after each append, which a watching `/events` waits on.
+    public let appended = ChangeSignal()
 
     public init(capacity: Int = 1_024) {
         precondition(capacity >= 1, "an event log keeps at least one event")
@@ -47,16 +49,21 @@ public final class ContainerEventLog: Sendable {
     /// it happened (seconds since the Unix epoch), by default now. A log takes one `.startup` event, the first.
     public func append(_ kind: Event.Kind, _ fields: [String: String], at time: Double = WallClock.now()) {
         let cut = fields.mapValues { $0.prefix(maxUTF8Bytes: Self.maxFieldBytes) }
-        state.withLock { state in
+        let added = state.withLock { state -> Bool in
             if kind == .startup {
-                guard !state.startup else { return }
+                guard !state.startup else { return false }
                 state.startup = true
             }
             if state.ring.count == capacity { state.ring.removeFirst(capacity / 8 + 1) }
             state.ring.append(Event(sequence: state.next, time: time, kind: kind, fields: cut))
             state.next += 1
+            return true
         }
+        if added { appended.signal() }
     }
+
+    /// The number of the newest event; 0 before the first.
+    public var newest: UInt64 { state.withLock { $0.next - 1 } }
 
     /// The events numbered after `after`, oldest first, at most `limit`; with the first number still
     /// kept and the next to be given.

@@ -250,6 +250,62 @@ private final class Scripted: HealthCheckable {
         #expect(seen == ["nil->healthy", "healthy->degraded", "degraded->healthy"])
     }
 
+    /// Whoever hears of a transition (the event log, and weave-healthd reading `/health` the moment
+    /// it is told) reads a report that shows it: a transition is told after its report is published,
+    /// and `changes` fires with each publish. Each state lasts three runs, so a report read at once
+    /// still shows the state it was told of.
+    @Test func aTransitionIsToldOnceTheReportShowsIt() async {
+        let monitor = HealthMonitor(container: Container())
+        let flips = 10
+        let script = [HealthStatus.healthy] + (0..<flips).flatMap { _ in
+            [HealthStatus](repeating: .degraded(reason: "slow"), count: 3) + [HealthStatus](repeating: .healthy, count: 3)
+        }
+        await monitor.register("svc", settings: HealthCheckSettings(interval: .milliseconds(5)), check: Scripted(script))
+        let stream = await monitor.transitions()
+        // Woken by the first publish: without the signal it would wait its whole 10 s.
+        let firstPublish = Task { await ChangeSignal.wait(for: .seconds(10), on: [monitor.changes]) { monitor.latestReport.checks["svc"] != nil } }
+        let running = Task { await monitor.run(tick: .milliseconds(5)) }
+        var told = 0, shown = 0
+        for await transition in stream {
+            if monitor.latestReport.checks["svc"]?.status.state == transition.to.state { shown += 1 }
+            told += 1
+            if told == 2 * flips + 1 { break }
+        }
+        running.cancel()
+        #expect(await firstPublish.value)
+        #expect(shown == told, "\(told - shown) of \(told) transitions were told before their report was published")
+        #expect(told == 2 * flips + 1)
+    }
+
+    /// `run` sleeps until the next check is due, not a tick at a time: with a tick of an hour, a check
+    /// registered meanwhile runs at once, each check runs on its interval, and checks the concurrency
+    /// limit held back run as slots free.
+    @Test func runSleepsUntilSomethingIsDue() async {
+        let monitor = HealthMonitor(maxConcurrentChecks: 2)
+        let runs = Locked(0)
+        for index in 0..<6 {
+            await monitor.register("slow-\(index)", settings: HealthCheckSettings(interval: .seconds(3_600))) {
+                try? await Task.sleep(for: .milliseconds(20))
+                runs.withLock { $0 += 1 }
+                return .healthy
+            }
+        }
+        let running = Task { await monitor.run(tick: .seconds(3_600)) }
+        func within(_ seconds: Int, _ condition: () -> Bool) async -> Bool {
+            let deadline = ContinuousClock.now + .seconds(seconds)
+            while !condition(), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+            return condition()
+        }
+        // Deadlines of minutes (ThreadSanitizer runs have held every task back for 41 s), against a tick of an hour.
+        #expect(await within(300) { runs.withLock { $0 } == 6 }, "the limit held 4 back until an hour's tick")
+        await monitor.register("late", settings: HealthCheckSettings(interval: .milliseconds(100))) { .degraded(reason: "late") }
+        #expect(await within(300) { monitor.latestReport.checks["late"] != nil }, "a registration waits for the tick")
+        let first = monitor.latestReport.checks["late"]?.checkedAt ?? 0
+        #expect(await within(300) { (monitor.latestReport.checks["late"]?.checkedAt ?? 0) > first }, "its interval waits for the tick")
+        running.cancel()
+        await running.value
+    }
+
     @Test func aRoundOfManyChecksWithSomeHangingFinishesNearTheTimeout() async {
         let monitor = HealthMonitor(container: Container(), defaultSettings: HealthCheckSettings(timeout: .milliseconds(200)))
         for index in 0..<200 {

@@ -23,6 +23,13 @@ private final class Store: HealthCheckable {
     func healthCheck() async -> HealthStatus { .degraded(reason: "replica lag") }
 }
 
+/// Degraded while a test says so.
+private final class Flip: HealthCheckable {
+    let degraded: Locked<Bool>
+    init(degraded: Locked<Bool>) { self.degraded = degraded }
+    func healthCheck() async -> HealthStatus { degraded.withLock { $0 } ? .degraded(reason: "flipped") : .healthy }
+}
+
 @Suite struct AppsConfigurationTests {
     private func parse(_ text: String) throws(ConfigurationError) -> DaemonConfiguration {
         try ConfigurationLoader(file: "test.yaml", text: text).parse()
@@ -48,6 +55,8 @@ private final class Store: HealthCheckable {
             AppTarget(name: "billing", address: .tcp(host: "127.0.0.1", port: 9400), host: "127.0.0.1:9400", pathPrefix: "/weave"),
         ])
         #expect(try parse("apps: {discover: false}\n").apps.directory == nil)
+        #expect(try apps.watch && !parse("apps: {watch: false}\n").apps.watch)
+        #expect(throws: ConfigurationError.self) { try parse("apps: {watch: sometimes}\n") }
     }
 }
 
@@ -604,6 +613,79 @@ private final class Store: HealthCheckable {
         #expect(requests.withLock { $0 } == 1)
         _ = await fleet.scrape()
         #expect(requests.withLock { $0 } == 2, "a scrape after the shared one reads the applications again")
+    }
+
+    /// At most `capacity` applications are watched (each holds a descriptor); the rest are polled,
+    /// and one that leaves has its watch cancelled, making room for another.
+    @Test func watchesAreBoundedAndEndWhenTheirApplicationLeaves() async {
+        let watches = AppWatches(capacity: 2)
+        let started = Locked<[String]>([])
+        let tasks = Locked<[String: Task<Void, Never>]>([:])
+        @Sendable func start(_ name: String, _ id: Int) -> Task<Void, Never> {
+            started.withLock { $0.append(name) }
+            let task = Task { _ = try? await Task.sleep(for: .seconds(3_600)) }
+            tasks.withLock { $0[name] = task }
+            return task
+        }
+        watches.update(["a", "b", "c"], start: start)
+        #expect(started.withLock { $0 } == ["a", "b"])
+        watches.update(["b", "c"], start: start)
+        #expect(started.withLock { $0 } == ["a", "b", "c"])
+        #expect(tasks.withLock { $0["a"]! }.isCancelled && !tasks.withLock { $0["b"]! }.isCancelled)
+        watches.setWatching("b", true)
+        watches.setWatching("a", true) // gone: no effect
+        #expect(watches.watched() == ["b"])
+        // A watch that ended by itself (its application left between rounds) is forgotten, so the
+        // next round starts another; an older watch's end forgets nothing.
+        watches.ended("b", id: 1)
+        #expect(watches.watched() == ["b"])
+        watches.ended("b", id: 2)
+        #expect(watches.watched().isEmpty)
+        watches.update(["b", "c"], start: start)
+        #expect(started.withLock { $0 } == ["a", "b", "c", "b"])
+        watches.stopAll()
+        #expect(tasks.withLock { $0.values.allSatisfy(\.isCancelled) } && watches.watched().isEmpty)
+    }
+
+    /// A watched application's transition reaches the daemon's records without a round: its
+    /// `health_interval` is an hour, so only the watch can bring it (#67). An application whose
+    /// `/events` answers without `X-Weave-Index` (a plain exposition here) is not watched: it is polled.
+    @Test func aWatchedApplicationsTransitionNeedsNoRound() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let degraded = Locked(false)
+        let container = Container()
+        container.register("flip", (any HealthCheckable).self, scope: .singleton) { Flip(degraded: degraded) }
+        let endpoint = AppEndpoint(container: container, identity: ServiceIdentity(serviceID: "flipper", description: "", version: "1"),
+                                   configuration: .init(socket: .discoverable(directory: directory),
+                                                        healthCheckDefaults: HealthCheckSettings(interval: .milliseconds(100)),
+                                                        watchesMemoryPressure: false))
+        let app = ServiceGroup(services: [endpoint], logger: Logger(label: "test"))
+        let serving = Task { try await app.run() }
+        await eventually { endpoint.boundListeners != nil && endpoint.router.lifecycle.isStarted }
+        let plain = try startExposition("plain", "# EOF\n")
+        defer { stop(plain) }
+        let configuration = try ConfigurationLoader(file: "test.yaml", text: "apps: {directory: \(directory), health_interval: 1h, timeout: 20s, budget: 30s}\n").parse()
+        let watches = AppWatches(capacity: 16)
+        let source = DaemonSource(await Runtime(configuration: configuration, shared: DaemonShared(
+            group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16), blocking: BlockingCalls(), watches: watches)))
+        let daemon = Task { try await AppHealthService(source: source).run() }
+        func within(_ seconds: Int, _ condition: () -> Bool) async -> Bool {
+            let deadline = ContinuousClock.now + .seconds(seconds)
+            while !condition(), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+            return condition()
+        }
+        func state(_ name: String) -> HealthState? { source.runtime.apps.healthRecords().first { $0.name == name }?.status.state }
+        #expect(await within(120) { watches.watched() == ["flipper"] && state("flipper/flip") == .healthy })
+        degraded.withLock { $0 = true }
+        #expect(await within(120) { state("flipper/flip") == .degraded }, "the transition came with no round")
+        degraded.withLock { $0 = false }
+        #expect(await within(120) { state("flipper/flip") == .healthy })
+        #expect(watches.watched() == ["flipper"], "the plain application is polled")
+        daemon.cancel()
+        _ = await daemon.result
+        await app.triggerGracefulShutdown()
+        _ = await serving.result
     }
 
     /// A directory that cannot be listed is not an empty one: the applications it last held stay

@@ -11,7 +11,8 @@ import WeavePrometheus
 /// and the in-process render its aggregation is compared with.
 enum AppsBenchmark {
     /// `app [--resolve-buckets all|none|N] NAME DIRECTORY SERVICES [RESOLVE-SECONDS]` (default 10): serves until
-    /// killed. With RESOLVE-SECONDS it times single resolves on one thread for that long once serving,
+    /// killed, with SERVICES checks that stay healthy and one, `flip`, that a file turns degraded.
+    /// With RESOLVE-SECONDS it times single resolves on one thread for that long once serving,
     /// and prints one line: `resolve p50=… p999=… max=… n=…` (nanoseconds).
     static func serve(_ options: [String]) async throws {
         var arguments = options
@@ -27,6 +28,12 @@ enum AppsBenchmark {
         let fixture = MetricsFixture(services: services)
         let monitor = HealthMonitor(container: fixture.container, defaultSettings: HealthCheckSettings(interval: .seconds(3_600)))
         for index in 0..<services { await monitor.register("check-\(index)") { .healthy } }
+        // A check a benchmark flips: degraded while the file `<DIRECTORY>/<NAME>.degraded` exists,
+        // run every 2 s (`Benchmarks/watch_bench.py` times how soon the daemon shows each flip).
+        let flag = arguments[1] + "/" + arguments[0] + ".degraded"
+        await monitor.register("flip", settings: HealthCheckSettings(interval: .seconds(2))) {
+            access(flag, F_OK) == 0 ? .degraded(reason: "flipped") : .healthy
+        }
         let endpoint = AppEndpoint(container: fixture.container,
                                    identity: ServiceIdentity(serviceID: arguments[0], description: "benchmark app", version: "1"),
                                    // Every /metrics renders: the benchmarks measure that work, not the once-a-second spacing.

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What a container holds for one key.
 public struct RegistrationInfo: Sendable, CustomStringConvertible {
     /// The registered key.
@@ -37,13 +39,20 @@ extension Container {
     /// accepts, made now (async factories awaited). Reading them is not a resolve: it adds nothing to
     /// the resolve counts or latency histograms; making one counts as its creation only. Transient
     /// services are left out. For health monitors, which must not make what they do not check.
-    package func sharedInstances(making: (Any.Type) -> Bool) async -> [(name: String, instance: Any)] {
+    /// `weak`: whether the instance is held weakly by the container (a caller that keeps it would
+    /// keep it alive).
+    package func sharedInstances(making: (Any.Type) -> Bool) async -> [(name: String, instance: Any, weak: Bool)] {
         let registrations = lock.withReadLock { _ in table.all }
-        var instances: [(name: String, instance: Any)] = []
+        var instances: [(name: String, instance: Any, weak: Bool)] = []
         for registration in registrations {
             guard let instance = await registration.sharedInstance(in: self, making: making) else { continue }
-            instances.append((registration.key.name ?? registration.key.typeName, instance))
+            instances.append((registration.key.name ?? registration.key.typeName, instance, registration.scope == .weak))
         }
         return instances
     }
+
+    /// Moves whenever what `sharedInstances` finds may have changed: a registration added, replaced
+    /// or removed, a shared instance made, published or evicted (a weak instance that is released
+    /// does not move it).
+    package var sharedInstancesVersion: UInt64 { lock.writes.load(ordering: .acquiring) }
 }

@@ -26,6 +26,9 @@ final class ShardedLock: @unchecked Sendable {
     /// `shardCount` blocks of `shardBytes`: the lock's two words at offset 0, the `StatsBlock` at
     /// offset 8, the pins at `Shard.pinsOffset`.
     @usableFromInline let blocks: UnsafeMutableRawPointer
+    /// How many times the write lock was taken: whatever a writer changes (a registration, a shared
+    /// instance made or evicted) moves it. Readers of the fast path never touch it.
+    let writes = Atomic<UInt64>(0)
 
     init() {
         precondition(8 + MemoryLayout<StatsBlock>.size <= Shard.pinsOffset && Shard.pinsOffset + MemoryLayout<Pins>.size <= Self.shardBytes)
@@ -71,7 +74,10 @@ final class ShardedLock: @unchecked Sendable {
     /// Runs `body` holding every shard; `body` may write state guarded by this lock.
     func withWriteLock<R>(_ body: () throws -> R) rethrows -> R {
         for shard in allShards { shard.lock.lock() }
-        defer { for shard in allShards.reversed() { shard.lock.unlock() } }
+        defer {
+            writes.add(1, ordering: .releasing)
+            for shard in allShards.reversed() { shard.lock.unlock() }
+        }
         return try body()
     }
 

@@ -87,6 +87,18 @@ final class AppEventJournal: Sendable {
         places.withLock { $0.byApp[app]?.last ?? 0 }
     }
 
+    /// Whether a log that began at `started` is not the run of `app` whose events were written last.
+    func isAnotherRun(_ app: String, started: Double) -> Bool {
+        places.withLock { $0.byApp[app]?.started != started }
+    }
+
+    /// The query of a watching `/events` request to `app`: after the last event written, in the run
+    /// that wrote it (another run is answered at once).
+    func watchQuery(_ app: String) -> String {
+        guard let place = places.withLock({ $0.byApp[app] }) else { return "after=0" }
+        return "after=\(place.last)&started=\(place.started)"
+    }
+
     /// Forgets `app` (it left): its next log is read from its start.
     func forget(_ app: String) {
         places.withLock { places in

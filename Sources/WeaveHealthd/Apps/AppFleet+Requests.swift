@@ -5,13 +5,13 @@ import WeaveSupport
 // Requests: the health, dependencies and events rounds, and how every request to an application is
 // made, ordered, bounded and noted.
 extension AppFleet {
-    /// Reads every application's `/health` now, or only those named in `only`.
-    /// Returns how many applications it asked.
+    /// Reads every application's `/health` now but those in `except` (watched: `AppWatches`), or
+    /// only those named in `only`. Returns how many applications it asked.
     @discardableResult
-    func refreshHealth(only: Set<String>? = nil) async -> Int {
+    func refreshHealth(only: Set<String>? = nil, except: Set<String> = []) async -> Int {
         // 503 carries a body too: a failing application's components are the point.
         let room = Locked(Self.maxHealthKept)
-        let answers = await ask("/health", accept: "application/health+json", maxBytes: Self.maxHealthBytes, only: only) { _, response, _ throws(FetchFailure) in
+        let answers = await ask("/health", accept: "application/health+json", maxBytes: Self.maxHealthBytes, only: only, except: except) { _, response, _ throws(FetchFailure) in
             let health = try AppHealth(response.body, status: response.status)
             let kept = health.keptBytes
             let fits = room.withLock { left -> Bool in
@@ -38,12 +38,13 @@ extension AppFleet {
         return answers.count
     }
 
-    /// Reads every application's `/dependencies` now, for the status page. An application without
-    /// the endpoint (an older WeaveAppEndpoint), or whose answer is not one, has no summary; it is
-    /// not down for that: its `/health` and `/metrics` say whether it is.
-    func refreshDependencies() async {
+    /// Reads every application's `/dependencies` now (but those in `except`, or only those in
+    /// `only`), for the status page. An application without the endpoint (an older
+    /// WeaveAppEndpoint), or whose answer is not one, has no summary; it is not down for that: its
+    /// `/health` and `/metrics` say whether it is.
+    func refreshDependencies(only: Set<String>? = nil, except: Set<String> = []) async {
         let answers = await ask("/dependencies?limit=\(DependencySummary.defaultLimit)", accept: "application/json",
-                                maxBytes: AppDependencies.maxBytes, notes: false) { _, response, _ throws(FetchFailure) in
+                                maxBytes: AppDependencies.maxBytes, notes: false, only: only, except: except) { _, response, _ throws(FetchFailure) in
             guard response.status == 200, let summary = DependencySummary(json: response.body) else {
                 throw FetchFailure("/dependencies (HTTP \(response.status)) is not a dependency summary")
             }
@@ -62,11 +63,11 @@ extension AppFleet {
     /// Reads every application's new events (`/events` after the last one read), writes them to
     /// the journal (`AppEventJournal`) and then saves where it is in each. An application without the endpoint (an older
     /// WeaveAppEndpoint) has none; neither that nor a failed read says whether it is down.
-    /// Returns how many applications it waited for.
+    /// Those in `except` (watched: `AppWatches`) are left out. Returns how many applications it waited for.
     @discardableResult
-    func refreshEvents() async -> Int {
+    func refreshEvents(except: Set<String> = []) async -> Int {
         let (journal, owners) = (events, owners)
-        let answers = await ask("/events", accept: "application/json", maxBytes: AppEventJournal.maxPageBytes, notes: false,
+        let answers = await ask("/events", accept: "application/json", maxBytes: AppEventJournal.maxPageBytes, notes: false, except: except,
                       query: { "?after=\(journal.after($0.name))&limit=\(ContainerEventLog.maxPerRequest)" }) { target, response, _ throws(FetchFailure) in
             guard response.status == 200 else { return }
             try journal.ingest(target.name, response.body, owner: owners.owner(of: target.name))
@@ -104,6 +105,8 @@ extension AppFleet {
     /// the deadline of its request; records which answered (unless `notes` is false: an answer that
     /// does not say whether the application is up) and forgets those whose socket is gone. Outcomes
     /// in target order. With `room` (bytes the answers may still take), no answer is read past it.
+    /// Only the targets in `only` (when given) and not in `except` are asked; `except` does not
+    /// make it a round of some applications.
     ///
     /// Each request has `timeout`, or its share of what is left of the budget when there are more
     /// applications than requests at once (what is left over the waves of `maxConcurrentRequests`
@@ -117,12 +120,12 @@ extension AppFleet {
     /// round. Applications that hang `/events` cannot hold back another's events.
     func ask<Value: Sendable>(
         _ path: String, accept: String, room: Locked<Int>? = nil, maxBytes: Int? = nil, notes: Bool = true, only: Set<String>? = nil,
-        query: (@Sendable (AppTarget) -> String)? = nil,
+        except: Set<String> = [], query: (@Sendable (AppTarget) -> String)? = nil,
         read: @escaping @Sendable (AppTarget, HTTPFetch.Response, _ deadline: ContinuousClock.Instant) throws(FetchFailure) -> Value
     ) async -> [(target: AppTarget, outcome: Result<Value, FetchFailure>, duration: Duration)] {
         let deadline = ContinuousClock.now + configuration.budget
         let all = self.targets()
-        let targets = only.map { only in all.filter { only.contains($0.name) } } ?? all
+        let targets = (only.map { only in all.filter { only.contains($0.name) } } ?? all).filter { !except.contains($0.name) }
         let askOne = { @Sendable [self] (target: AppTarget, remaining: Int) async
             -> (target: AppTarget, outcome: Result<Value, FetchFailure>, duration: Duration) in
             let start = ContinuousClock.now

@@ -95,7 +95,7 @@ extension AppFleet {
     /// Compares the checks' states a scrape shows (`weave_health_status{check,state} 1`) with the
     /// last `/health` read of each application: a transition `/metrics` shows first reaches
     /// `/health`, the status page and `systemctl status` at that application's next health read,
-    /// which it brings forward, at most once per `health_interval` (an application whose `/metrics`
+    /// which it brings forward, at most once per `health_interval`, unless it is watched (an application whose `/metrics`
     /// and `/health` always disagree, a liar or one cut at 1,000 checks, costs its own reads only).
     private func noteCheckStates(_ scrapes: [Scrape]) {
         let disagreeing = states.withLock { states in
@@ -105,8 +105,10 @@ extension AppFleet {
                 return Self.checkStates(families).contains { read[$0.key] != $0.value } ? scrape.target.name : nil
             }
         }
-        guard !disagreeing.isEmpty else { return }
-        earlyHealthReads.ask(disagreeing, now: ContinuousClock.now, interval: configuration.healthInterval)
+        // A watched application's transitions come with its events: it is not read early.
+        let polled = disagreeing.isEmpty ? [] : disagreeing.filter { !watches.watched().contains($0) }
+        guard !polled.isEmpty else { return }
+        earlyHealthReads.ask(polled, now: ContinuousClock.now, interval: configuration.healthInterval)
     }
 
     /// The applications a scrape asked an early health read of since the last call.

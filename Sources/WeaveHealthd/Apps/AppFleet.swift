@@ -45,6 +45,8 @@ final class AppFleet: Sendable {
     let earlyHealthReads = EarlyHealthReads()
     /// How each application answered each path when last asked, and the requests running apart.
     let answers = AppAnswers()
+    /// The applications watched rather than polled (shared by every runtime).
+    let watches: AppWatches
 
     /// How many applications are read at once, at most.
     static let maxConcurrentRequests = 16
@@ -59,7 +61,8 @@ final class AppFleet: Sendable {
 
     init(configuration: AppsConfiguration, group: any EventLoopGroup, connections: ConnectionPool,
          blocking: BlockingCalls = BlockingCalls(maxThreads: 2), owners: AppOwners = AppOwners(),
-         events: AppEventJournal = AppEventJournal(limit: .default), lifecycle: AppLifecycle = AppLifecycle(), ownSockets: [String] = [],
+         events: AppEventJournal = AppEventJournal(limit: .default), lifecycle: AppLifecycle = AppLifecycle(),
+         watches: AppWatches = AppWatches(capacity: 0), ownSockets: [String] = [],
          leavingGrace: Duration = .seconds(10), clock: ElapsedClock = .continuous, trimmer: HeapTrimmer? = nil,
          logger: Logger = Logger(label: "weave.healthd.apps")) {
         self.leavingGrace = leavingGrace
@@ -70,6 +73,7 @@ final class AppFleet: Sendable {
         self.owners = owners
         self.events = events
         self.lifecycle = lifecycle
+        self.watches = watches
         directory = configuration.directory.map { AppDirectory(path: $0, owners: owners, ownSockets: ownSockets, logger: logger) }
         self.group = group
         self.connections = connections

@@ -13,8 +13,11 @@ struct AppsConfiguration: Sendable {
     var timeout: Duration
     /// How long a whole `/metrics` scrape may spend on applications; those still fetching then are down.
     var budget: Duration
-    /// How often each application's `/health` is read.
+    /// How often each application's `/health` is read, when it is not watched.
     var healthInterval: Duration
+    /// Whether applications that can be watched are (`AppWatches`): told of their news by a request
+    /// they hold, rather than polled every `healthInterval`.
+    var watch = true
     /// The largest exposition or health document read from one application (4 MiB: about 25 times
     /// what an application of 100 dependencies and 100 checks serves by default; at most
     /// `AppFleet.maxConcurrentRequests` of them are held at once).
@@ -59,7 +62,7 @@ struct AppTarget: Sendable, Equatable {
 
 extension ConfigurationLoader {
     func apps(_ node: YAMLNode) throws(ConfigurationError) -> AppsConfiguration {
-        let fields = try mapping(node, allowed: ["directory", "discover", "targets", "timeout", "budget", "health_interval",
+        let fields = try mapping(node, allowed: ["directory", "discover", "targets", "timeout", "budget", "health_interval", "watch",
                                                  "max_response_bytes", "max_scrape_bytes", "label_limit", "sample_limit"])
         var apps = AppsConfiguration()
         if let directory = fields["directory"] {
@@ -73,6 +76,7 @@ extension ConfigurationLoader {
         if let value = fields["health_interval"] {
             apps.healthInterval = try duration(value, atLeast: (.milliseconds(100), "100ms"), atMost: .seconds(3_600), "1h")
         }
+        if let value = fields["watch"] { apps.watch = try boolean(value) }
         if let value = fields["max_response_bytes"] { apps.maxResponseBytes = try integer(value, in: 4_096...(256 << 20)) }
         if let value = fields["max_scrape_bytes"] { apps.maxScrapeBytes = try integer(value, in: 4_096...(1 << 30)) }
         if let value = fields["label_limit"] { apps.labelLimit = try integer(value, in: 1...10_000) }

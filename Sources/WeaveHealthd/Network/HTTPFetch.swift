@@ -38,6 +38,8 @@ struct HTTPFetch: Sendable {
         var contentType: String? = nil
         /// The process serving a Unix socket (`SO_PEERCRED`); nil over TCP or when the kernel does not say.
         var peerPID: Int32? = nil
+        /// Its `X-Weave-Index`: the endpoint can be watched (`AppWatches`).
+        var weaveIndex: String? = nil
     }
 
     let target: Target
@@ -288,7 +290,8 @@ private final class ResponseCollector: ChannelInboundHandler {
         guard let head, let promise else { return }
         self.promise = nil
         promise.succeed(HTTPFetch.Response(status: Int(head.status.code), body: body, keepAlive: head.isKeepAlive,
-                                             contentType: head.headers.first(name: "content-type")))
+                                             contentType: head.headers.first(name: "content-type"),
+                                             weaveIndex: head.headers.first(name: "x-weave-index")))
         body = []
     }
 

@@ -5,7 +5,7 @@ import WeaveDI
 /// reload makes (`Runtime(configuration:shared:)`): the event loops, the kept connections to
 /// applications, the blocking lanes (a call of an old runtime may still be running), which user owns
 /// each application name, the applications' events and lifecycle (with what the previous daemon
-/// saved), the heap trimmer, and the paths of the daemon's own sockets, which are not applications.
+/// saved), the applications' watches, the heap trimmer, and the paths of the daemon's own sockets, which are not applications.
 struct DaemonShared: Sendable {
     let group: any EventLoopGroup
     let connections: ConnectionPool
@@ -13,6 +13,7 @@ struct DaemonShared: Sendable {
     var owners = AppOwners()
     var events = AppEventJournal(limit: .default)
     var lifecycle = AppLifecycle()
+    var watches = AppWatches(capacity: 0)
     var trimmer: HeapTrimmer?
     var ownSockets: [String] = []
 }
@@ -23,13 +24,13 @@ extension DaemonShared {
     /// application's events, which applications were stopped with their unit enabled, and their
     /// last slow chains.
     static func atStart(configuration: DaemonConfiguration, group: any EventLoopGroup, connections: ConnectionPool,
-                        ownSockets: [String], trimmer: HeapTrimmer) -> DaemonShared {
+                        watches: AppWatches, ownSockets: [String], trimmer: HeapTrimmer) -> DaemonShared {
         DaemonShared(group: group, connections: connections, blocking: BlockingCalls(),
                      owners: AppOwners(file: StateFile.inStateDirectory(AppOwners.fileName, what: AppOwners.what)),
                      events: AppEventJournal(limit: configuration.logRateLimit,
                                              file: StateFile.inStateDirectory(EventPositions.fileName, what: EventPositions.what),
                                              slowChains: AppSlowChains(file: StateFile.inStateDirectory(AppSlowChains.fileName, what: AppSlowChains.what))),
                      lifecycle: AppLifecycle(file: StateFile.inStateDirectory(AppLifecycle.fileName, what: AppLifecycle.what)),
-                     trimmer: trimmer, ownSockets: ownSockets)
+                     watches: watches, trimmer: trimmer, ownSockets: ownSockets)
     }
 }

@@ -26,7 +26,8 @@ final class Runtime: Sendable {
         let defaults = HealthCheckSettings(interval: Defaults.checkInterval, timeout: Defaults.checkTimeout)
         monitor = HealthMonitor(container: container, defaultSettings: defaults)
         apps = AppFleet(configuration: configuration.apps, group: group, connections: shared.connections, blocking: blocking,
-                       owners: shared.owners, events: shared.events, lifecycle: shared.lifecycle, ownSockets: shared.ownSockets,
+                       owners: shared.owners, events: shared.events, lifecycle: shared.lifecycle, watches: shared.watches,
+                       ownSockets: shared.ownSockets,
                        trimmer: shared.trimmer)
         for check in configuration.checks {
             let (name, options, timeout, observations) = (check.name, check.options, check.settings.timeout, observations)
