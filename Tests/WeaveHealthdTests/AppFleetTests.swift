@@ -669,6 +669,7 @@ private final class Flip: HealthCheckable {
         let watches = AppWatches(capacity: 16)
         let source = DaemonSource(await Runtime(configuration: configuration, shared: DaemonShared(
             group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16), blocking: BlockingCalls(), watches: watches)))
+        await source.runtime.apps.refreshHealth() // the daemon's first read, as MonitorService makes it
         let daemon = Task { try await AppHealthService(source: source).run() }
         func within(_ seconds: Int, _ condition: () -> Bool) async -> Bool {
             let deadline = ContinuousClock.now + .seconds(seconds)

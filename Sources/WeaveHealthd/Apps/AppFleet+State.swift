@@ -63,6 +63,17 @@ extension AppFleet {
         let dependencies: AppDependencies?
     }
 
+    /// The applications whose every endpoint answered when last asked, with their targets: those a
+    /// watch is started for (one that refuses, hangs or is stale is polled, and costs a round nothing).
+    func answering() -> [AppTarget] {
+        states.withLock { states in states.values.filter { $0.reachable == true }.map(\.target) }
+    }
+
+    /// The target of the application `name` as last asked; nil once the fleet forgot it (it left).
+    func target(named name: String) -> AppTarget? {
+        states.withLock { $0[name]?.target }
+    }
+
     /// Every application the fleet knows, by name.
     func views() -> [AppView] {
         states.withLock { states in

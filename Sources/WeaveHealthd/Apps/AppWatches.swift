@@ -5,7 +5,7 @@ import WeaveSupport
 /// or the wait ends; `AppHealthService.watch`). A health transition is an event, so it reaches the
 /// daemon the moment the application records it, and `/health` is read then; the rounds of
 /// `health_interval` ask only the applications not watched (an older library, a plain exposition,
-/// one that refuses `/events`, or one whose watch just failed).
+/// one that refuses `/events`, one that does not answer its reads, or one whose watch just failed).
 ///
 /// At most `capacity` watches at once (the descriptors `DescriptorBudget` leaves them); the rest are
 /// polled. Shared by every runtime: a reload keeps the watches, each of which reads the current
@@ -52,8 +52,8 @@ final class AppWatches: Sendable {
         for task in cancelled { task.cancel() }
     }
 
-    /// Forgets the watch `id` of `app`, which ended by itself (its application left between two
-    /// rounds): the application is polled, and the next round starts another watch when it is back.
+    /// Forgets the watch `id` of `app`, which ended by itself (a request failed, or its application
+    /// left): the application is polled, and a round that finds it answering starts another watch.
     func ended(_ app: String, id: Int) {
         watches.withLock { watches in
             if watches.byApp[app]?.id == id { watches.byApp[app] = nil }

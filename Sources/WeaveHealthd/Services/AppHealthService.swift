@@ -36,14 +36,14 @@ struct AppHealthService: Service {
         }
     }
 
-    /// Every health interval, the watches of the applications that came (and an end to those of the
-    /// applications that left), then the health and dependencies of every application not watched; meanwhile, at once, the health of those a scrape asked
-    /// for (`EarlyHealthReads.asked`). Until graceful shutdown.
+    /// Every health interval, the watches of the applications that answered their last reads (and an
+    /// end to those of the others), then the health and dependencies of every application not watched;
+    /// meanwhile, at once, the health of those a scrape asked for (`EarlyHealthReads.asked`). Until
+    /// graceful shutdown.
     private func healthRounds() async {
         while true {
             let due = ContinuousClock.now + source.runtime.apps.configuration.healthInterval
-            let fleet = source.runtime.apps
-            fleet.watches.update(fleet.configuration.watch ? fleet.targets().map(\.name) : []) { name, id in Task { await watch(name, id: id) } }
+            startWatches()
             var early: Set<String> = []
             repeat {
                 let wait = { @Sendable () async throws -> Set<String> in
@@ -59,15 +59,23 @@ struct AppHealthService: Service {
             let apps = source.runtime.apps
             let watched = apps.watches.watched()
             guard await apps.refreshHealth(except: watched) > 0 else { continue }
+            startWatches()
             await apps.refreshDependencies(except: watched)
         }
     }
 
-    /// Watches the application `name` until it leaves (`AppWatches.update` cancels this) or the
-    /// daemon stops: its first request is answered at once (whether it can be watched, and its
-    /// health), then each is held until it has news or `watchWait` ends. A failed request makes it
-    /// polled (its rounds find whether it is down, and tell it once) until a watch request is
-    /// answered again, one `health_interval` later.
+    /// Starts a watch for each application of the current runtime that answered its reads, and ends
+    /// those of the others (none with `apps: watch: false`).
+    private func startWatches() {
+        let fleet = source.runtime.apps
+        fleet.watches.update(fleet.configuration.watch ? fleet.answering().map(\.name) : []) { name, id in Task { await watch(name, id: id) } }
+    }
+
+    /// Watches the application `name` until it stops answering its reads (`AppWatches.update`
+    /// cancels this), a watch request fails, or the daemon stops: its first request is answered at
+    /// once (whether it can be watched, and its health), then each is held until it has news or
+    /// `watchWait` ends. Once it ends, the application is polled (its rounds find whether it is down,
+    /// and tell it once), and a round that finds it answering starts another watch.
     private func watch(_ name: String, id: Int) async {
         let connection = ConnectionPool(capacity: 1)
         defer {
@@ -78,7 +86,7 @@ struct AppHealthService: Service {
         var wait = Duration.zero
         while !Task.isCancelled {
             let apps = source.runtime.apps
-            guard let target = apps.targets().first(where: { $0.name == name }) else { return }
+            guard let target = apps.target(named: name) else { return }
             let started = ContinuousClock.now
             let stale = healthReadAt.map { started - $0 >= Self.watchWait } ?? true
             let answer = await apps.watchEvents(target, wait: wait, readHealth: stale, connection: connection)
@@ -98,8 +106,7 @@ struct AppHealthService: Service {
                 (healthReadAt, wait, pause) = (nil, .zero, Self.notWatchableRetry)
             case .failed:
                 // Polled from now on: its next round finds whether it is down, as it would have.
-                apps.watches.setWatching(name, false)
-                (healthReadAt, wait, pause) = (nil, .zero, apps.configuration.healthInterval)
+                return
             }
             if pause > .zero { try? await Task.sleep(for: pause) }
         }
