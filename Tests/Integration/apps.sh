@@ -15,9 +15,8 @@ PORT=$(free_port)
 URL="http://127.0.0.1:$PORT"
 id_of() { grep -rh "static let $1 = WeaveEvent(" "$ROOT/Sources" | grep -o '[0-9a-f]\{32\}'; }
 metrics() { curl -s --max-time 10 "$URL/metrics"; }
-# Whether /metrics has a line matching PATTERN. Read whole first: with pipefail, `metrics | grep -q`
-# fails when grep stops before curl has written the rest, and its negation then passes for nothing.
-metrics_has() { metrics > "$WORK/metrics-now.txt"; grep -q -- "$1" "$WORK/metrics-now.txt"; }
+# Whether /metrics has a line matching PATTERN.
+metrics_has() { metrics | holds -- "$1"; }
 wait_ready() { # PID LOG: a helper started in the background (stopped at exit); waits for its "ready"
     PIDS+=("$1")
     for _ in $(seq 50); do grep -q ready "$2" && break; sleep 0.1; done

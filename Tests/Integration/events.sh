@@ -43,7 +43,7 @@ start_app() {
     APP_PID=$!
     PIDS+=("$APP_PID")
     wait_for "http://127.0.0.1:$APP_PORT/livez" 60 || not_ok "the application starts" "$(tail -5 "$WORK/app.log")"
-    for _ in $(seq 100); do curl -s "$URL/health" | grep -q "\"$APP:status\".*\"pass\"" && return; sleep 0.1; done
+    for _ in $(seq 100); do curl -s "$URL/health" | holds "\"$APP:status\".*\"pass\"" && return; sleep 0.1; done
 }
 start_app
 APP_URL="http://127.0.0.1:$APP_PORT"

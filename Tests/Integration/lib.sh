@@ -18,6 +18,10 @@ trap cleanup EXIT
 ok() { passed=$((passed + 1)); echo "ok - $1"; }
 not_ok() { failed=$((failed + 1)); echo "not ok - $1"; [ $# -gt 1 ] && printf '    %s\n' "$2" | head -20; }
 expect() { local description=$1; shift; if "$@" >/dev/null 2>&1; then ok "$description"; else not_ok "$description"; fi; }
+# holds GREP-ARGUMENT…: whether standard input has a line grep matches. It reads all of it first: under
+# pipefail, `curl … | grep -q` fails when grep stops before curl has written the rest (SIGPIPE), and
+# its negation then passes for nothing.
+holds() { local text; text=$(cat); grep -q "$@" <<<"$text"; }
 
 free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 

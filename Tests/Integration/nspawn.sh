@@ -106,7 +106,7 @@ unit=$(IN journalctl -o json --no-pager MESSAGE_ID=3bbd3ed272c649f0bf8073cef7bd2
 if [ -n "$started" ] && [ "$unit" = '"_SYSTEMD_UNIT":"weave-healthd.service"' ]; then
     ok "journald: the start entry has its MESSAGE_ID and $unit"
 else not_ok "journald fields" "message id '$started', $unit"; fi
-if IN journalctl -x -u weave-healthd.service --no-pager | grep -q "^░░ Subject: weave-healthd started"; then
+if IN journalctl -x -u weave-healthd.service --no-pager | holds "^░░ Subject: weave-healthd started"; then
     ok "journalctl -x shows the catalog's text"
 else not_ok "journalctl -x" "$(IN journalctl -x -u weave-healthd.service --no-pager | tail -4)"; fi
 
@@ -130,8 +130,8 @@ if wait_app "pass |" && unit_known; then
     ok "the example service's unit, DynamicUser=yes: discovered in /run/weave/apps, up, weave_app_info{unit=\"orders.service\"}"
 else not_ok "the application's unit discovered" "$(app_state); $(NET curl -s -m 5 http://127.0.0.1:9096/metrics | grep weave_app_info); $(IN journalctl -u weave-healthd -u orders --no-pager | tail -5)"; fi
 IN systemctl stop orders.service
-for _ in $(seq 100); do IN journalctl -u weave-healthd --no-pager | grep -q "Application orders left" && break; sleep 0.1; done
-if IN journalctl -u weave-healthd --no-pager | grep -q "Application orders left" && ! IN journalctl -u weave-healthd --no-pager | grep -q "Application orders is down"; then
+for _ in $(seq 100); do IN journalctl -u weave-healthd --no-pager | holds "Application orders left" && break; sleep 0.1; done
+if IN journalctl -u weave-healthd --no-pager | holds "Application orders left" && ! IN journalctl -u weave-healthd --no-pager | holds "Application orders is down"; then
     ok "systemctl stop orders: it left (never down)"
 else not_ok "a graceful stop is a leave" "$(IN journalctl -u weave-healthd --no-pager | grep orders | tail -3)"; fi
 IN mkdir -p /etc/systemd/system/orders.service.d
@@ -224,7 +224,7 @@ kill -TERM "$SERVED"; wait "$SERVED" 2>/dev/null
 serve_as 2001 "$WORK/alpha.out" 'alpha:orders:pass'
 until_scraped '^weave_app_up{app="alpha"} 1'; alpha_up=$?
 kill -TERM "$SERVED"; wait "$SERVED" 2>/dev/null
-for _ in $(seq 50); do IN journalctl -u weave-healthd --no-pager | grep -q "Application alpha left" && break; sleep 0.1; done
+for _ in $(seq 50); do IN journalctl -u weave-healthd --no-pager | holds "Application alpha left" && break; sleep 0.1; done
 serve_as 2002 "$WORK/alpha-forged.out" 'alpha:forged:pass' 'beta:orders:pass'
 FORGER=$SERVED
 until_scraped '^weave_app_up{app="beta"} 1'; beta_up=$?
@@ -316,7 +316,7 @@ wait_entry "$mark" "Application orders left"
 sleep 2
 after=$(journal_after "$mark")
 if [[ "$after" == *"Application orders left"* ]] && [[ "$after" != *"Application orders is down"* ]] \
-    && ! NET curl -s -m 5 http://127.0.0.1:9096/metrics | grep -q 'app="orders"'; then
+    && ! NET curl -s -m 5 http://127.0.0.1:9096/metrics | holds 'app="orders"'; then
     ok "systemctl disable --now orders: it left, never down, its series gone"
 else not_ok "a disabled application leaves" "$(journal_after "$mark" | grep orders)"; fi
 
@@ -359,7 +359,7 @@ IN sh -c 'cat >> /etc/weave-healthd/config.yaml <<YAML
   - {name: ghost, type: systemd_unit, unit: ghost.service, interval: 1s}
 YAML'
 IN systemctl reload weave-healthd.service
-for _ in $(seq 50); do NET curl -s -m 2 http://127.0.0.1:9096/health | grep -q '"ghost:status"' && break; sleep 0.1; done
+for _ in $(seq 50); do NET curl -s -m 2 http://127.0.0.1:9096/health | holds '"ghost:status"' && break; sleep 0.1; done
 NET curl -s -m 5 http://127.0.0.1:9096/health > "$WORK/health.json"
 journald=$(component "$WORK/health.json" journald); ghost=$(component "$WORK/health.json" ghost)
 if [[ "$journald" == "pass |"* ]] && [[ "$ghost" == "fail | ghost.service does not exist"* ]]; then
@@ -376,7 +376,7 @@ status=$(IN systemctl status --no-pager -n 5 weave-healthd.service 2>&1)
 if [ "$reload" != 0 ] && grep -q "/etc/weave-healthd/config.yaml:$((lines + 1)):1: YAML" <<<"$status" \
     && [ "$(IN systemctl is-active weave-healthd)" = active ] && [ "$(IN systemctl show -P MainPID weave-healthd.service)" = "$pid" ] \
     && [ "$(NET curl -s -m 5 http://127.0.0.1:9096/livez)" = ok ] \
-    && NET curl -s -m 5 http://127.0.0.1:9096/metrics | grep -q '^weave_config_last_reload_successful 0$'; then
+    && NET curl -s -m 5 http://127.0.0.1:9096/metrics | holds '^weave_config_last_reload_successful 0$'; then
     ok "a broken file on reload: systemctl reload exits $reload, status says file:line:column, weave_config_last_reload_successful 0, the old configuration runs on"
 else not_ok "a broken reload" "exit $reload; $(cat "$WORK/reload.out"); $status"; fi
 

@@ -50,7 +50,7 @@ if grep -q '^hello/Greeter  *1 ' <<<"$top" && grep -q '^hello/Database  *0  *-  
 else not_ok "weave-health top" "$top"; fi
 # The failing factory: an error, not a resolve, on /metrics.
 pay=$(curl -s 127.0.0.1:8080/pay)
-for _ in $(seq 50); do curl -s "127.0.0.1:$PORT/metrics" | grep -qF 'weave_resolution_errors_total{app="hello",dependency="Payments",kind="factory_failed"} 1' && break; sleep 0.1; done
+for _ in $(seq 50); do curl -s "127.0.0.1:$PORT/metrics" | holds -F 'weave_resolution_errors_total{app="hello",dependency="Payments",kind="factory_failed"} 1' && break; sleep 0.1; done
 metrics=$(curl -s "127.0.0.1:$PORT/metrics")
 if [[ "$pay" == "cannot pay: "* ]] && grep -qF 'weave_resolution_errors_total{app="hello",dependency="Payments",kind="factory_failed"} 1' <<<"$metrics" \
     && grep -qF 'weave_resolutions_total{app="hello",dependency="Payments"} 0' <<<"$metrics"; then
@@ -60,6 +60,6 @@ if grep -q 'Application hello is up at unix:/run/weave/apps/hello.sock' "$WORK/d
 else not_ok "the daemon's log" "$(cat "$WORK/daemon.log")"; fi
 
 kill -TERM "$HELLO_PID"; wait "$HELLO_PID" 2>/dev/null
-if [ ! -e "$SOCKET" ] && ! curl -s "127.0.0.1:$PORT/metrics" | grep -q 'app="hello"'; then ok "SIGTERM: the socket and the series leave"
+if [ ! -e "$SOCKET" ] && ! curl -s "127.0.0.1:$PORT/metrics" | holds 'app="hello"'; then ok "SIGTERM: the socket and the series leave"
 else not_ok "SIGTERM: the socket and the series leave" "$(ls -l "$SOCKET" 2>&1)"; fi
 finish

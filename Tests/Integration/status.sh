@@ -43,7 +43,7 @@ curl -s -X POST "http://127.0.0.1:${APP_PORT[billing]}/demo/payments/degrade" > 
 # The example checks every 10 s and the daemon reads it every second.
 wait_health() { # PATTERN, seconds
     local deadline=$((SECONDS + $2))
-    while [ $SECONDS -lt "$deadline" ]; do curl -s "$URL/health" | grep -q -- "$1" && return 0; sleep 0.2; done
+    while [ $SECONDS -lt "$deadline" ]; do curl -s "$URL/health" | holds -- "$1" && return 0; sleep 0.2; done
     return 1
 }
 wait_health '"componentId":"billing/payments","status":"warn"' 25 || not_ok "billing's payments check degrades" "$(curl -s "$URL/health")"

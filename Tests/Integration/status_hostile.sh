@@ -45,7 +45,7 @@ start_daemon "$WORK/config.yaml" "$WORK/daemon.log" "$URL/livez" 20 || not_ok "t
 
 wait_health() { # PATTERN, seconds
     local deadline=$((SECONDS + $2))
-    while [ $SECONDS -lt "$deadline" ]; do curl -s "$URL/health" | grep -q -- "$1" && return 0; sleep 0.2; done
+    while [ $SECONDS -lt "$deadline" ]; do curl -s "$URL/health" | holds -- "$1" && return 0; sleep 0.2; done
     return 1
 }
 # Healthy first, recorded by the history (every 5 s), then failing with the hostile reasons: the
@@ -56,7 +56,7 @@ sleep 5.5
 touch "$WORK/flip"
 if wait_health '"componentId":"hostile","status":"fail"' 10; then ok "…then failing, with hostile reasons"
 else not_ok "the hostile application fails" "$(curl -s "$URL/health" | head -c 600)"; fi
-if curl -s "$URL/health" | grep -q '"componentId":"hostile-down","status":"fail"'; then ok "hostile-down is down"
+if curl -s "$URL/health" | holds '"componentId":"hostile-down","status":"fail"'; then ok "hostile-down is down"
 else not_ok "hostile-down is down" "$(curl -s "$URL/health" | head -c 600)"; fi
 sleep 5.5
 

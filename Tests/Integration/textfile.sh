@@ -71,7 +71,7 @@ else not_ok "scrapes during churn" "$bad of $scrapes bad: $(promtool check metri
 
 write_config ""
 kill -HUP "$DAEMON"
-for _ in $(seq 50); do curl -s "$URL/metrics" | grep -q weave_textfile_ || break; sleep 0.1; done
-if ! curl -s "$URL/metrics" | grep -qE 'weave_textfile_|backup_last_success'; then ok "a reload without textfile: removes its families"
+for _ in $(seq 50); do curl -s "$URL/metrics" | holds weave_textfile_ || break; sleep 0.1; done
+if ! curl -s "$URL/metrics" | holds -E 'weave_textfile_|backup_last_success'; then ok "a reload without textfile: removes its families"
 else not_ok "reload without textfile" "$(curl -s "$URL/metrics" | grep -E 'weave_textfile_|backup' | head -3)"; fi
 finish
