@@ -176,6 +176,8 @@ struct MonitorHealthSource: HealthSource {
 
     func healthReport() -> HealthReport { monitor.latestReport }
 
+    func indexedHealthReport() -> (report: HealthReport, index: String) { monitor.latestIndexedReport }
+
     var changes: ChangeSignal? { monitor.changes }
 
     func observedValue(of check: String) -> (value: Double, unit: String)? { nil }

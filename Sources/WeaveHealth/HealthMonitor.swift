@@ -16,10 +16,11 @@ public actor HealthMonitor {
     /// How many checks run at once at most: thousands of checks must not start thousands of
     /// processes or connections at the same moment.
     public nonisolated let maxConcurrentChecks: Int
-    /// The last published report, readable without waiting for the actor (which may be busy with a
-    /// large round): probes such as `/livez` read this.
-    private nonisolated let published = Locked(HealthReport(checks: [:]))
-    /// Fired after each report is published (`latestReport`), which a watching `/health` waits on.
+    /// The last published report and its index, readable without waiting for the actor (which may be
+    /// busy with a large round): probes such as `/livez` read this.
+    private nonisolated let published = Locked(HealthReport(checks: [:]).indexed)
+    /// Fired when a published report's index differs from the one before (`latestIndexedReport`),
+    /// which a watching `/health` waits on.
     public nonisolated let changes = ChangeSignal()
     /// Fired when `run` must look at its checks before its next tick: one registered, configured or
     /// finished.
@@ -59,7 +60,10 @@ public actor HealthMonitor {
     }
 
     /// The statuses as of the last finished round, without waiting for the actor.
-    public nonisolated var latestReport: HealthReport { published.withLock { $0 } }
+    public nonisolated var latestReport: HealthReport { published.withLock { $0.report } }
+
+    /// `latestReport` and its `HealthReport.index`, computed once when it was published.
+    public nonisolated var latestIndexedReport: (report: HealthReport, index: String) { published.withLock { $0 } }
 
     /// Adds (or replaces) a check under `name`.
     public func register(_ name: String, settings: HealthCheckSettings? = nil, check: any HealthCheckable) {
@@ -239,9 +243,12 @@ public actor HealthMonitor {
     }
 
     private func publish() {
-        let report = self.report
-        published.withLock { $0 = report }
-        changes.signal()
+        let next = report.indexed
+        let changed = published.withLock { published in
+            defer { published = next }
+            return published.index != next.index
+        }
+        if changed { changes.signal() }
         for transition in unpublished {
             for subscriber in subscribers.values { subscriber.yield(transition) }
         }

@@ -107,6 +107,9 @@ public struct HealthReport: Sendable {
         let hex = String(hash, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
+
+    /// The report with its `index`.
+    public var indexed: (report: HealthReport, index: String) { (self, index) }
 }
 
 /// A check's state changed.

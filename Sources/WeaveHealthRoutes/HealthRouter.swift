@@ -196,7 +196,7 @@ public struct HealthRouter: Sendable {
         }
         if let wait, let changes = source.changes, let index = request.values("index").last {
             _ = await ChangeSignal.wait(for: wait, on: [changes, lifecycle.stopSignal]) { [source, lifecycle] in
-                source.healthReport().index != index || lifecycle.isStopping
+                source.indexedHealthReport().index != index || lifecycle.isStopping
             }
         }
         let policy = self.policy // one snapshot per request, whatever a reload does meanwhile
@@ -210,26 +210,29 @@ public struct HealthRouter: Sendable {
         case .unhealthy: policy.statusCodes.fail
         }
         var headers = [("Content-Type", "application/health+json")]
-        if source.changes != nil { headers.append((WatchWait.indexHeader, rendered.index)) }
+        if let index = rendered.index { headers.append((WatchWait.indexHeader, index)) }
         return HealthResponse(status: status, headers: headers, body: rendered.body)
     }
 
     private func renderHealth(_ rendering: HealthRendering) -> RenderedHealth {
-        let report = source.healthReport()
+        // The index only for a watchable source, read with the report it describes.
+        let (report, index): (HealthReport, String?) = source.changes == nil
+            ? (source.healthReport(), nil) : source.indexedHealthReport()
         let aggregate = rendering.started ? report.aggregate : .unhealthy
         let text = HealthJSON.write(
             report, aggregate: aggregate, version: identity.version, serviceID: identity.serviceID,
             description: identity.description, instance: identity.instance,
             output: !rendering.started && rendering.details ? "the first health round has not finished" : nil,
             details: rendering.details, observedValue: source.observedValue(of:))
-        return RenderedHealth(body: ByteBuffer(string: text), aggregate: aggregate, index: report.index)
+        return RenderedHealth(body: ByteBuffer(string: text), aggregate: aggregate, index: index)
     }
 
-    /// A `/health` body, with its aggregate (the status code) and the index of the report it shows.
+    /// A `/health` body, with its aggregate (the status code) and the index of the report it shows
+    /// (nil when its source cannot be watched).
     private struct RenderedHealth: Sendable {
         let body: ByteBuffer
         let aggregate: HealthState
-        let index: String
+        let index: String?
     }
 
     // MARK: /livez and /readyz

@@ -12,14 +12,18 @@ public protocol HealthSource: Sendable {
     func ownReport() -> HealthReport
     /// A check's observed value and its unit, when the check has one (`/health`'s `observedValue`).
     func observedValue(of check: String) -> (value: Double, unit: String)?
-    /// Fired after each change of `healthReport()`, so that `/health?index=…&wait=…` is answered
-    /// when the report changes; nil (the default) when there is none: such a `/health` is answered at
-    /// once, without `X-Weave-Index`, and its clients poll it.
+    /// Fired after each change of `healthReport()`'s index, so that `/health?index=…&wait=…` is
+    /// answered when the report changes; nil (the default) when there is none: such a `/health` is
+    /// answered at once, without `X-Weave-Index`, and its clients poll it.
     var changes: ChangeSignal? { get }
+    /// `healthReport()` and its `HealthReport.index`, read together; a source with `changes` keeps
+    /// the index it computed once per change (by default it is computed here).
+    func indexedHealthReport() -> (report: HealthReport, index: String)
 }
 
 extension HealthSource {
     public func ownReport() -> HealthReport { healthReport() }
+    public func indexedHealthReport() -> (report: HealthReport, index: String) { healthReport().indexed }
     public var changes: ChangeSignal? { nil }
 }
 

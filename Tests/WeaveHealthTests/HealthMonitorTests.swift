@@ -252,7 +252,7 @@ private final class Scripted: HealthCheckable {
 
     /// Whoever hears of a transition (the event log, and weave-healthd reading `/health` the moment
     /// it is told) reads a report that shows it: a transition is told after its report is published,
-    /// and `changes` fires with each publish. Each state lasts three runs, so a report read at once
+    /// and `changes` fires with that publish. Each state lasts three runs, so a report read at once
     /// still shows the state it was told of.
     @Test func aTransitionIsToldOnceTheReportShowsIt() async {
         let monitor = HealthMonitor(container: Container())
@@ -275,6 +275,22 @@ private final class Scripted: HealthCheckable {
         #expect(await firstPublish.value)
         #expect(shown == told, "\(told - shown) of \(told) transitions were told before their report was published")
         #expect(told == 2 * flips + 1)
+    }
+
+    /// `changes` fires when the published report's index moves, not at every round: ten runs that
+    /// change nothing wake no watcher, and the transition after them fires it once.
+    @Test func changesFireWhenTheReportChangesOnly() async {
+        let monitor = HealthMonitor()
+        let script = [HealthStatus](repeating: .healthy, count: 10) + [.degraded(reason: "slow")]
+        await monitor.register("svc", settings: HealthCheckSettings(interval: .milliseconds(5)), check: Scripted(script))
+        let running = Task { await monitor.run(tick: .milliseconds(5)) }
+        let degraded = await ChangeSignal.wait(for: .seconds(60), on: [monitor.changes]) {
+            monitor.latestReport.checks["svc"]?.status.state == .degraded
+        }
+        running.cancel()
+        #expect(degraded)
+        #expect(monitor.changes.fired == 2, "the first result and the transition, not each of the \(script.count) runs")
+        #expect(monitor.latestIndexedReport.index == monitor.latestReport.index)
     }
 
     /// `run` sleeps until the next check is due, not a tick at a time: with a tick of an hour, a check

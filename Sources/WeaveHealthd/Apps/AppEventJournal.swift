@@ -114,9 +114,14 @@ final class AppEventJournal: Sendable {
         await slowChains.persist(with: blocking)
     }
 
-    /// Reads one answer of `app`'s `/events` and logs what is new in it. A page that is not one is
-    /// refused whole and logged, once until the application serves a valid page again.
+    /// Reads one answer of `app`'s `/events` and logs what is new in it (`page`, then `ingest`).
     func ingest(_ app: String, _ body: [UInt8], owner: UInt32? = nil) throws(FetchFailure) {
+        ingest(app, try page(app, body), owner: owner)
+    }
+
+    /// One answer of `app`'s `/events` as a page. A page that is not one is refused whole and
+    /// logged, once until the application serves a valid page again.
+    func page(_ app: String, _ body: [UInt8]) throws(FetchFailure) -> ContainerEventPage {
         let parsed = ContainerEventPage(body)
         // A run cannot begin in the future: its start, beyond a clock skew, would be taken as a new run's at every read.
         let fromTheFuture = parsed.map { $0.started > WallClock.now() + Self.maxClockSkew } ?? false
@@ -130,6 +135,11 @@ final class AppEventJournal: Sendable {
             throw failure
         }
         refusing.withLock { _ = $0.remove(app) }
+        return page
+    }
+
+    /// Logs what is new in `page`, an answer of `app`'s `/events`.
+    func ingest(_ app: String, _ page: ContainerEventPage, owner: UInt32? = nil) {
         let (resume, missed, previousRun) = places.withLock { places -> (UInt64?, UInt64, Double?) in
             if let place = places.byApp[app], place.started == page.started {
                 let missed = page.first > place.last + 1 ? page.first - place.last - 1 : 0

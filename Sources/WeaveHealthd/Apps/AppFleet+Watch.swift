@@ -32,7 +32,8 @@ extension AppFleet {
             return .failed
         }
         guard response.status == 200, response.weaveIndex != nil else { return .notWatchable }
-        let page = ContainerEventPage(response.body)
+        // A page that is not one is logged by the journal, once; the watch goes on.
+        let page = try? events.page(name, response.body)
         let anotherRun = page.map { events.isAnotherRun(name, started: $0.started) } ?? false
         let transition = page?.events.contains { $0.kind == .healthTransition } ?? false
         let healthRead = transition || anotherRun || readHealth
@@ -40,9 +41,10 @@ extension AppFleet {
             await refreshHealth(only: [name])
             await refreshDependencies(only: [name])
         }
-        // A page that is not one is logged by the journal, once; the watch goes on.
-        try? events.ingest(name, response.body, owner: owners.owner(of: name))
-        await events.persist(with: blocking)
+        if let page {
+            events.ingest(name, page, owner: owners.owner(of: name))
+            await events.persist(with: blocking)
+        }
         return .answered(healthRead: healthRead, news: anotherRun || !(page?.events.isEmpty ?? true))
     }
 }
