@@ -85,9 +85,11 @@ public final class AppEndpoint: Service, Sendable {
     /// Whether the application's own records of its container's events give way to the daemon's.
     private let quiets: Bool
 
-    /// How often the monitor looks for services made since its last look (it runs each check when
-    /// it is due whatever this is): an idle application wakes this often, not every second.
-    static let discoveryTick = Duration.seconds(5)
+    /// How often the monitor looks for services at the latest: the container's changes wake it
+    /// within a second, and each check runs when it is due whatever this is; what a tick still finds
+    /// is a weakly held service gone. An idle application wakes this often, not every second. (Over
+    /// dispatch's 5 s, after which an idle worker thread ends and the next wake makes another.)
+    static let discoveryTick = Duration.seconds(30)
 
     deinit {
         for token in eventHooks { token.cancel() }

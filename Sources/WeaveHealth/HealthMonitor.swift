@@ -5,12 +5,14 @@ import WeaveSupport
 /// (with WeaveObservability, `HealthMonitor(container:)` finds every shared service of a container
 /// whose instance conforms to `HealthCheckable`; a `.singleton` not yet made is made).
 /// Checks run concurrently, at most `maxConcurrentChecks` at a time, each on its own clock; one that
-/// hangs is timed out without delaying the others, and one that fails affects only itself. After each
-/// run a check is due again after its interval plus up to a tenth of it at random, so checks that
-/// start together spread out. Status changes are published as an `AsyncSequence`.
+/// hangs is timed out without delaying the others, and one that fails affects only itself. A check is
+/// due again its interval, plus up to a tenth of it at random so that checks started together spread
+/// out, after its run starts (after its end when the run took longer). Status changes are published as an `AsyncSequence`.
 public actor HealthMonitor {
     /// The checks found at each round, by name, beside the registered ones (which they override).
     private nonisolated let discover: @Sendable () async -> [(String, any HealthCheckable)]
+    /// Fired when `discover` may find something new; nil when only each tick tells.
+    private nonisolated let discoveryChanges: ChangeSignal?
     /// Settings for checks that have none of their own.
     public var defaultSettings: HealthCheckSettings
     /// How many checks run at once at most: thousands of checks must not start thousands of
@@ -48,12 +50,14 @@ public actor HealthMonitor {
     /// advancing when the scheduler is stuck.
     public private(set) var lastProgress = ContinuousClock.now
 
-    /// `discover`: checks found anew at each round, such as a container's services. `logger`
-    /// receives each transition.
+    /// `discover`: checks found anew at each round, such as a container's services; `discoveryChanges`,
+    /// fired when it may find something new (`run` then looks within a second, not at its next tick).
+    /// `logger` receives each transition.
     public init(defaultSettings: HealthCheckSettings = .init(), maxConcurrentChecks: Int = 64,
-                logger: Logger = Logger(label: "weave.health"),
+                logger: Logger = Logger(label: "weave.health"), discoveryChanges: ChangeSignal? = nil,
                 discover: @escaping @Sendable () async -> [(String, any HealthCheckable)] = { [] }) {
         self.discover = discover
+        self.discoveryChanges = discoveryChanges
         self.logger = logger
         self.defaultSettings = defaultSettings
         self.maxConcurrentChecks = max(maxConcurrentChecks, 1)
@@ -108,8 +112,9 @@ public actor HealthMonitor {
     /// clock: it starts when it is due and not still running, and its result is applied the moment
     /// it finishes, so a check that takes its whole timeout (or never returns) delays no other
     /// check's result or schedule. Between checks it sleeps until the next is due, or `tick` at most:
-    /// discovered checks (a container's services made since) are looked for at every tick, and
-    /// `lastProgress` moves at least that often; a registration wakes it at once.
+    /// discovered checks (a container's services made since) are looked for at every tick, and within
+    /// a second of `discoveryChanges` firing; `lastProgress` moves at least once a tick; a
+    /// registration wakes it at once.
     ///
     /// `firstResults` is called once: when every check of the first pass has a result, or after
     /// `firstResultsWithin`, whichever comes first (a server marks itself started then: one check
@@ -121,42 +126,64 @@ public actor HealthMonitor {
             while !Task.isCancelled {
                 let now = ContinuousClock.now
                 lastProgress = now
-                var started: Set<String> = []
-                let checks = await allChecks()
-                for (name, check) in checks where running.count < maxConcurrentChecks {
-                    guard (due[name] ?? now) <= now, running.insert(name).inserted else { continue }
-                    started.insert(name)
-                    let timeout = settings(for: name).timeout
-                    group.addTask {
-                        let (status, duration) = await Self.runOne(check, timeout: timeout)
-                        await self.finish(name, status, duration: duration)
+                let discovered = discoveryChanges?.fired
+                var sleep = tick
+                do {
+                    // In a scope of its own: what was found is not held (a weakly held service kept
+                    // alive) while the loop sleeps.
+                    var started: Set<String> = []
+                    let checks = await allChecks()
+                    for (name, check) in checks where running.count < maxConcurrentChecks {
+                        guard (due[name] ?? now) <= now, running.insert(name).inserted else { continue }
+                        started.insert(name)
+                        // Due again an interval after this start: known now, so that the loop plans
+                        // its wake for it and its end wakes nothing (unless it overran; `finish`).
+                        scheduleNext(name, after: now)
+                        let timeout = settings(for: name).timeout
+                        group.addTask {
+                            let (status, duration) = await Self.runOne(check, timeout: timeout)
+                            await self.finish(name, status, duration: duration)
+                        }
                     }
+                    if firstPass, let firstResults {
+                        awaitingFirst = (started.subtracting(records.keys), now + wait, firstResults)
+                        firstPass = false
+                    }
+                    noteFirstResults()
+                    // Until the next check is due (one still running past its due time wakes it when
+                    // it finishes), or a slot frees for one due that the limit held back.
+                    var soonest: ContinuousClock.Instant?
+                    waitingForSlot = false
+                    for (name, _) in checks {
+                        let next = due[name] ?? now
+                        if next > now { soonest = min(soonest ?? next, next) } else if !running.contains(name) { waitingForSlot = true }
+                    }
+                    sleep = min(tick, soonest.map { $0 - ContinuousClock.now } ?? tick)
+                    if let awaitingFirst { sleep = min(sleep, awaitingFirst.deadline - ContinuousClock.now) }
                 }
-                if firstPass, let firstResults {
-                    awaitingFirst = (started.subtracting(records.keys), now + wait, firstResults)
-                    firstPass = false
-                }
-                noteFirstResults()
-                // Until the next check not running is due (one running wakes it when it finishes),
-                // or a slot frees for one due that the limit held back.
-                var soonest: ContinuousClock.Instant?
-                waitingForSlot = false
-                for (name, _) in checks where !running.contains(name) {
-                    let next = due[name] ?? now
-                    if next <= now { waitingForSlot = true } else { soonest = min(soonest ?? next, next) }
-                }
-                var sleep = min(tick, soonest.map { $0 - ContinuousClock.now } ?? tick)
-                if let awaitingFirst { sleep = min(sleep, awaitingFirst.deadline - ContinuousClock.now) }
                 let seen = wake.fired
                 plannedWake = ContinuousClock.now + sleep
-                _ = await ChangeSignal.wait(for: max(sleep, .milliseconds(1)), on: [wake]) { [wake] in wake.fired != seen }
+                let signals = [wake] + (discoveryChanges.map { [$0] } ?? [])
+                _ = await ChangeSignal.wait(for: max(sleep, .milliseconds(1)), on: signals) { [wake, discoveryChanges] in
+                    wake.fired != seen || discoveryChanges?.fired != discovered
+                }
                 if Task.isCancelled { break }
+                // Found again at most once a `discoverySpacing`: a burst of registrations (a
+                // startup's) is one look, not one each.
+                let since = ContinuousClock.now - now
+                if wake.fired == seen, discoveryChanges?.fired != discovered, since < Self.discoverySpacing {
+                    let seenAgain = wake.fired
+                    _ = await ChangeSignal.wait(for: Self.discoverySpacing - since, on: [wake]) { [wake] in wake.fired != seenAgain }
+                }
             }
             group.cancelAll()
         }
         running.removeAll()
         awaitingFirst = nil
     }
+
+    /// The shortest time between two looks that `discoveryChanges` asks for.
+    static let discoverySpacing = Duration.seconds(1)
 
     /// Calls the first pass's `firstResults` once all its checks have results, or its time is up.
     private func noteFirstResults() {
@@ -173,8 +200,10 @@ public actor HealthMonitor {
         awaitingFirst?.pending.remove(name)
         defer { noteFirstResults() }
         apply(status, to: name, duration: duration)
-        scheduleNext(name, after: ContinuousClock.now)
-        // A slot is free, or it is due on its own clock again: `run` may be sleeping past either.
+        // A run longer than its interval: due again an interval after its end, not at once.
+        let now = ContinuousClock.now
+        if due[name].map({ $0 <= now }) ?? true { scheduleNext(name, after: now) }
+        // A slot is free, or it is due before `run` planned to wake: `run` may be sleeping past either.
         if waitingForSlot || due[name].map({ $0 < plannedWake }) == true { wake.signal() }
         lastProgress = ContinuousClock.now
         publish()
@@ -261,23 +290,28 @@ public actor HealthMonitor {
     static func runOne(_ check: any HealthCheckable, timeout: Duration) async -> (HealthStatus?, Duration) {
         let clock = ContinuousClock()
         let start = clock.now
-        let running = Locked<(outcome: OneShot<HealthStatus?>?, work: Task<Void, Never>?, timer: Task<Void, Never>?)>((nil, nil, nil))
+        let running = Locked<(outcome: OneShot<HealthStatus?>?, work: Task<Void, Never>?, timer: OneShotTimer?)>((nil, nil, nil))
         let cancelled: HealthStatus? = nil // what a run cut short by cancellation returns: no status
         let status = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<HealthStatus?, Never>) in
                 let outcome = OneShot(continuation)
                 let work = Task {
+                    // Timed from the run's start, not from when it was asked for: a run that waited
+                    // for a thread behind others has not taken any of its time yet.
+                    let timer = OneShotTimer(after: timeout) {
+                        if outcome.resume(with: .unhealthy(error: HealthCheckError.timedOut(after: timeout))) {
+                            running.withLock { $0.work }?.cancel()
+                        }
+                    }
+                    running.withLock { $0.timer = timer }
                     let status = await check.healthCheck()
-                    if outcome.resume(with: status) { running.withLock { $0.timer?.cancel() } }
+                    timer.cancel()
+                    _ = outcome.resume(with: status)
                 }
-                let timer = Task {
-                    guard (try? await Task.sleep(for: timeout)) != nil else { return }
-                    if outcome.resume(with: .unhealthy(error: HealthCheckError.timedOut(after: timeout))) { work.cancel() }
-                }
-                running.withLock { $0 = (outcome, work, timer) }
+                running.withLock { $0.outcome = outcome; $0.work = work }
                 if Task.isCancelled, outcome.resume(with: cancelled) {
                     work.cancel()
-                    timer.cancel()
+                    running.withLock { $0.timer }?.cancel()
                 }
             }
         } onCancel: {

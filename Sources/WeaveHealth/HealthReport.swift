@@ -1,6 +1,6 @@
 /// How a check is run.
 public struct HealthCheckSettings: Sendable, Equatable {
-    /// Time between two runs by `HealthMonitor.run()`.
+    /// Time from one run's start to the next by `HealthMonitor.run()` (from its end when a run takes longer).
     public var interval: Duration
     /// A run that takes longer is unhealthy with `HealthCheckError.timedOut`.
     public var timeout: Duration

@@ -36,12 +36,13 @@ private final class FoundChecks: Sendable {
 }
 
 extension HealthMonitor {
-    /// A monitor of `container`'s `HealthCheckable` services (found again at each round when the
-    /// container changed) and the checks registered with it by name.
+    /// A monitor of `container`'s `HealthCheckable` services (found again within a second of the
+    /// container changing, and at each tick) and the checks registered with it by name.
     public init(container: Container, defaultSettings: HealthCheckSettings = .init(), maxConcurrentChecks: Int = 64,
                 logger: Logger = Logger(label: "weave.health")) {
         let found = FoundChecks()
         self.init(defaultSettings: defaultSettings, maxConcurrentChecks: maxConcurrentChecks, logger: logger,
+                  discoveryChanges: container.sharedInstancesChanged,
                   discover: { [container] in await found.checks(of: container) })
     }
 }

@@ -45,10 +45,7 @@ public final class ChangeSignal: Sendable {
         defer { for (signal, id) in zip(signals, ids) { signal.remove(id) } }
         // Registered first: a change after this check fires `wake`, so none is missed.
         guard !ready() else { return }
-        let timer = Task {
-            try? await Task.sleep(until: deadline, clock: .continuous)
-            wake.fire()
-        }
+        let timer = OneShotTimer(after: deadline - ContinuousClock.now) { wake.fire() }
         defer { timer.cancel() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -293,6 +293,45 @@ private final class Scripted: HealthCheckable {
         #expect(monitor.latestIndexedReport.index == monitor.latestReport.index)
     }
 
+    /// A service the container makes after the monitor started is checked without waiting for the
+    /// tick or another check's run (an hour each here): the container's change wakes the monitor.
+    @Test func aServiceMadeLaterIsCheckedWithoutWaitingForTheTick() async {
+        let container = Container()
+        let monitor = HealthMonitor(container: container)
+        await monitor.register("named", settings: HealthCheckSettings(interval: .seconds(3_600))) { .healthy }
+        let running = Task { await monitor.run(tick: .seconds(3_600)) }
+        #expect(await ChangeSignal.wait(for: .seconds(60), on: [monitor.changes]) { monitor.latestReport.checks["named"] != nil })
+        container.register(Database.self, scope: .singleton) { Database() }
+        let found = await ChangeSignal.wait(for: .seconds(60), on: [monitor.changes]) { monitor.latestReport.checks["Database"] != nil }
+        running.cancel()
+        #expect(found, "not found before the tick")
+    }
+
+    /// A burst of container changes (a startup's registrations) is one look a second, not one each.
+    @Test func aBurstOfChangesIsOneLookASecond() async throws {
+        let changes = ChangeSignal()
+        let looks = Locked(0)
+        let monitor = HealthMonitor(discoveryChanges: changes) {
+            looks.withLock { $0 += 1 }
+            return []
+        }
+        let running = Task { await monitor.run(tick: .seconds(3_600)) }
+        await eventually { looks.withLock { $0 } == 1 }
+        let clock = ContinuousClock()
+        let start = clock.now
+        for _ in 0..<200 {
+            changes.signal()
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        await eventually { looks.withLock { $0 } >= 2 }
+        let elapsed = clock.now - start
+        let seen = looks.withLock { $0 }
+        running.cancel()
+        // One at the first signal, then at most one per second of the burst, and one at its end.
+        let bound = 3 + Int(elapsed.components.seconds)
+        #expect(seen <= bound, "\(seen) looks in \(elapsed) for 200 signals")
+    }
+
     /// `run` sleeps until the next check is due, not a tick at a time: with a tick of an hour, a check
     /// registered meanwhile runs at once, each check runs on its interval, and checks the concurrency
     /// limit held back run as slots free.

@@ -1,4 +1,5 @@
 import Synchronization
+package import WeaveSupport
 
 /// What a container holds for one key.
 public struct RegistrationInfo: Sendable, CustomStringConvertible {
@@ -55,4 +56,7 @@ extension Container {
     /// or removed, a shared instance made, published or evicted (a weak instance that is released
     /// does not move it).
     package var sharedInstancesVersion: UInt64 { lock.writes.load(ordering: .acquiring) }
+
+    /// Fired after each move of `sharedInstancesVersion`.
+    package var sharedInstancesChanged: ChangeSignal { lock.written }
 }

@@ -29,6 +29,8 @@ final class ShardedLock: @unchecked Sendable {
     /// How many times the write lock was taken: whatever a writer changes (a registration, a shared
     /// instance made or evicted) moves it. Readers of the fast path never touch it.
     let writes = Atomic<UInt64>(0)
+    /// Fired after each write (`withWriteLock`), for whoever waits for the container to change.
+    let written = ChangeSignal()
 
     init() {
         precondition(8 + MemoryLayout<StatsBlock>.size <= Shard.pinsOffset && Shard.pinsOffset + MemoryLayout<Pins>.size <= Self.shardBytes)
@@ -71,8 +73,10 @@ final class ShardedLock: @unchecked Sendable {
         return try shard.lock.withLock { try body(shard) }
     }
 
-    /// Runs `body` holding every shard; `body` may write state guarded by this lock.
+    /// Runs `body` holding every shard; `body` may write state guarded by this lock. `written` fires
+    /// once the shards are unlocked.
     func withWriteLock<R>(_ body: () throws -> R) rethrows -> R {
+        defer { written.signal() }
         for shard in allShards { shard.lock.lock() }
         defer {
             writes.add(1, ordering: .releasing)

@@ -1,0 +1,25 @@
+import Dispatch
+
+/// Calls a closure once, after a delay, unless cancelled first. A dispatch timer rather than a
+/// sleeping task: cancelled, it is gone, where a cancelled `Task.sleep` still wakes the process at
+/// its deadline. An idle server starts many such timers and cancels most of them (a check's timeout,
+/// a watch's wait), so each one it leaves behind would be a wake for nothing.
+package final class OneShotTimer: @unchecked Sendable { // a dispatch source is safe to use from any thread
+    private let source: any DispatchSourceTimer
+
+    /// Starts the timer: `fire` is called on a global queue after `delay` (at most a day; no
+    /// earlier than now for a negative one).
+    package init(after delay: Duration, _ fire: @escaping @Sendable () -> Void) {
+        let delay = min(max(delay, .zero), .seconds(86_400))
+        let nanoseconds = Int(delay.components.seconds) * 1_000_000_000 + Int(delay.components.attoseconds / 1_000_000_000)
+        source = DispatchSource.makeTimerSource(queue: .global())
+        source.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(1))
+        source.setEventHandler(handler: fire)
+        source.activate()
+    }
+
+    /// Stops it: `fire` is not called unless it has begun.
+    package func cancel() {
+        source.cancel()
+    }
+}
