@@ -689,6 +689,55 @@ private final class Flip: HealthCheckable {
         _ = await serving.result
     }
 
+    /// An application whose every watch answer has a new health transition (a flapping check, or a
+    /// hostile one) is read no more often than a polled one: its `/health` once per
+    /// `health_interval` (1 s here), not at every answer (50 a second before the bound).
+    @Test func aTransitionAtEveryAnswerIsReadOncePerHealthInterval() async throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let log = ContainerEventLog(capacity: 8)
+        let healthReads = Locked(0), watchAnswers = Locked(0)
+        let health = #"{"status":"pass","checks":{"db:status":[{"status":"pass"}]}}"#
+        let flapping = try startImpostor("flapping") { client in
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            while case let count = recv(client, &buffer, buffer.count, 0), count > 0 {
+                let request = String(decoding: buffer[..<count], as: UTF8.self)
+                let reply: String
+                if request.hasPrefix("GET /events") {
+                    watchAnswers.withLock { $0 += 1 }
+                    log.append(.healthTransition, ["check": "db", "state_from": "healthy", "state_to": "degraded"])
+                    let page = log.json(after: 0, limit: 256)
+                    reply = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Weave-Index: \(log.newest)\r\n"
+                        + "Content-Length: \(page.utf8.count)\r\n\r\n" + page
+                } else if request.hasPrefix("GET /health") {
+                    healthReads.withLock { $0 += 1 }
+                    reply = "HTTP/1.1 200 OK\r\nContent-Type: application/health+json\r\nContent-Length: \(health.utf8.count)\r\n\r\n" + health
+                } else {
+                    reply = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
+                }
+                _ = reply.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+            }
+            close(client)
+        }
+        defer { stop(flapping) }
+        let configuration = try ConfigurationLoader(file: "test.yaml", text: "apps: {directory: \(directory), health_interval: 1s}\n").parse()
+        let watches = AppWatches(capacity: 16)
+        let source = DaemonSource(await Runtime(configuration: configuration, shared: DaemonShared(
+            group: MultiThreadedEventLoopGroup.singleton, connections: ConnectionPool(capacity: 16), blocking: BlockingCalls(), watches: watches)))
+        await source.runtime.apps.refreshHealth()
+        let daemon = Task { try await AppHealthService(source: source).run() }
+        await eventually { watchAnswers.withLock { $0 } >= 2 }
+        let clock = ContinuousClock()
+        let (start, readsBefore) = (clock.now, healthReads.withLock { $0 })
+        try await Task.sleep(for: .seconds(3))
+        let (elapsed, reads, watched) = (clock.now - start, healthReads.withLock { $0 } - readsBefore, watches.watched())
+        daemon.cancel()
+        _ = await daemon.result
+        #expect(watched == ["flapping"])
+        // One read per health interval of the time, one more for a read under way at either end.
+        #expect(reads <= Int(elapsed.components.seconds) + 2, "\(reads) reads of /health in \(elapsed)")
+    }
+
     /// A directory that cannot be listed is not an empty one: the applications it last held stay
     /// (and are reported down if they are gone); a directory that does not exist holds none.
     @Test func aDirectoryThatCannotBeListedKeepsItsLastApplications() async throws {

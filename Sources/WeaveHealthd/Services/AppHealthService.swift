@@ -15,8 +15,10 @@ struct AppHealthService: Service {
     /// `/dependencies` are read at least this often.
     static let watchWait = Duration.seconds(30)
     /// How long after its last request a watch asks again, at least: an application with a flood of
-    /// events is read in pages of up to 256 at most this often.
-    static let watchSpacing = Duration.milliseconds(20)
+    /// events is read in pages of up to 256 at most this often. (After a read of its `/health`, the
+    /// next request waits for `health_interval`: an application that has a transition at every answer
+    /// is read no more often than a polled one.)
+    static let watchSpacing = Duration.milliseconds(100)
     /// How long an application that cannot be watched is polled before its watch is tried again.
     static let notWatchableRetry = Duration.seconds(60)
 
@@ -98,8 +100,9 @@ struct AppHealthService: Service {
                 if healthRead { healthReadAt = started }
                 // Answered early without news: it is shutting down (it answers every watch at once
                 // then); asked again after `health_interval`, not in a loop while it drains.
-                let early = !news && wait > .zero && ContinuousClock.now - started < wait / 2
-                pause = early ? apps.configuration.healthInterval : Self.watchSpacing - (ContinuousClock.now - started)
+                let elapsed = ContinuousClock.now - started
+                let early = !news && wait > .zero && elapsed < wait / 2
+                pause = early || healthRead ? apps.configuration.healthInterval - elapsed : Self.watchSpacing - elapsed
                 wait = Self.watchWait
             case .notWatchable:
                 apps.watches.setWatching(name, false)
