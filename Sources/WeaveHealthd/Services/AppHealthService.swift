@@ -15,10 +15,12 @@ struct AppHealthService: Service {
     /// `/dependencies` are read at least this often.
     static let watchWait = Duration.seconds(30)
     /// How long after its last request a watch asks again, at least: an application with a flood of
-    /// events is read in pages of up to 256 at most this often. (After a read of its `/health`, the
-    /// next request waits for `health_interval`: an application that has a transition at every answer
-    /// is read no more often than a polled one.)
+    /// events is read in pages of up to 256 at most this often.
     static let watchSpacing = Duration.milliseconds(100)
+    /// How long after a request that read its `/health` a watch asks again, at least: an application
+    /// with a transition at every answer is read no more often than a polled one (at the default
+    /// `health_interval`).
+    static let healthReadSpacing = Duration.seconds(1)
     /// How long an application that cannot be watched is polled before its watch is tried again.
     static let notWatchableRetry = Duration.seconds(60)
 
@@ -102,7 +104,8 @@ struct AppHealthService: Service {
                 // then); asked again after `health_interval`, not in a loop while it drains.
                 let elapsed = ContinuousClock.now - started
                 let early = !news && wait > .zero && elapsed < wait / 2
-                pause = early || healthRead ? apps.configuration.healthInterval - elapsed : Self.watchSpacing - elapsed
+                pause = early ? apps.configuration.healthInterval - elapsed
+                    : (healthRead ? Self.healthReadSpacing : Self.watchSpacing) - elapsed
                 wait = Self.watchWait
             case .notWatchable:
                 apps.watches.setWatching(name, false)
