@@ -7,7 +7,8 @@ import WeaveSupport
 /// Checks run concurrently, at most `maxConcurrentChecks` at a time, each on its own clock; one that
 /// hangs is timed out without delaying the others, and one that fails affects only itself. A check is
 /// due again its interval, plus up to a tenth of it at random so that checks started together spread
-/// out, after its run starts (after its end when the run took longer). Status changes are published as an `AsyncSequence`.
+/// out, after its run starts (after its end when the run took longer). Status changes are published
+/// as an `AsyncSequence`.
 public actor HealthMonitor {
     /// The checks found at each round, by name, beside the registered ones (which they override).
     private nonisolated let discover: @Sendable () async -> [(String, any HealthCheckable)]

@@ -7,15 +7,20 @@ import Dispatch
 package final class OneShotTimer: @unchecked Sendable { // a dispatch source is safe to use from any thread
     private let source: any DispatchSourceTimer
 
-    /// Starts the timer: `fire` is called on a global queue after `delay` (at most a day; no
-    /// earlier than now for a negative one).
+    /// Starts the timer: `fire` is called on a global queue after `delay` (taken as 0 when
+    /// negative, and as 68 years when longer).
     package init(after delay: Duration, _ fire: @escaping @Sendable () -> Void) {
-        let delay = min(max(delay, .zero), .seconds(86_400))
+        let delay = min(max(delay, .zero), .seconds(Int64(Int32.max)))
         let nanoseconds = Int(delay.components.seconds) * 1_000_000_000 + Int(delay.components.attoseconds / 1_000_000_000)
-        source = DispatchSource.makeTimerSource(queue: .global())
+        let source = DispatchSource.makeTimerSource(queue: .global())
         source.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(1))
-        source.setEventHandler(handler: fire)
+        // Cancelled once fired: a fired one-shot source is kept by dispatch until it is.
+        source.setEventHandler {
+            fire()
+            source.cancel()
+        }
         source.activate()
+        self.source = source
     }
 
     /// Stops it: `fire` is not called unless it has begun.

@@ -190,6 +190,19 @@ private let identity = ServiceIdentity(serviceID: "orders", description: "", ver
         #expect(signal.waiting == 0)
     }
 
+    /// A wait's deadline (and a check's timeout) fires once; cancelled, it never does.
+    @Test func aTimerFiresOnceAndACancelledOneNever() async throws {
+        let fired = Locked(0), cancelledFired = Locked(0)
+        let timer = OneShotTimer(after: .milliseconds(10)) { fired.withLock { $0 += 1 } }
+        let cancelled = OneShotTimer(after: .milliseconds(50)) { cancelledFired.withLock { $0 += 1 } }
+        cancelled.cancel()
+        await eventually { fired.withLock { $0 } == 1 }
+        try await Task.sleep(for: .milliseconds(200))
+        timer.cancel() // after it fired: nothing more happens
+        #expect(fired.withLock { $0 } == 1)
+        #expect(cancelledFired.withLock { $0 } == 0)
+    }
+
     @Test func aCancelledWaitReturnsAtOnce() async {
         let signal = ChangeSignal()
         let start = ContinuousClock.now
