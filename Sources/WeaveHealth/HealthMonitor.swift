@@ -41,6 +41,10 @@ public actor HealthMonitor {
     private var due: [String: ContinuousClock.Instant] = [:]
     /// The checks `run` has started and that have not finished: one run of a check at a time.
     private var running: Set<String> = []
+    /// Of those, the ones whose run timed out and has not returned yet; and runs that returned
+    /// before their timed-out result was applied (`finish`, `returnedLate`).
+    private var outliving: Set<String> = []
+    private var lateBeforeFinish: Set<String> = []
     /// The first pass's checks without a result yet, until when they are awaited, and whom to tell.
     private var awaitingFirst: (pending: Set<String>, deadline: ContinuousClock.Instant, notify: @Sendable () -> Void)?
     private var subscribers: [Int: AsyncStream<HealthTransition>.Continuation] = [:]
@@ -134,7 +138,9 @@ public actor HealthMonitor {
                     // alive) while the loop sleeps.
                     var started: Set<String> = []
                     let checks = await allChecks()
-                    for (name, check) in checks where running.count < maxConcurrentChecks {
+                    forgetGone(keeping: checks)
+                    // A run that outlived its timeout holds its check, not a slot: it may never return.
+                    for (name, check) in checks where running.count - outliving.count < maxConcurrentChecks {
                         guard (due[name] ?? now) <= now, running.insert(name).inserted else { continue }
                         started.insert(name)
                         // Due again an interval after this start: known now, so that the loop plans
@@ -142,8 +148,10 @@ public actor HealthMonitor {
                         scheduleNext(name, after: now)
                         let timeout = settings(for: name).timeout
                         group.addTask {
-                            let (status, duration) = await Self.runOne(check, timeout: timeout)
-                            await self.finish(name, status, duration: duration)
+                            let (status, duration, outlived) = await Self.runOne(check, timeout: timeout) {
+                                await self.returnedLate(name)
+                            }
+                            await self.finish(name, status, duration: duration, outlived: outlived)
                         }
                     }
                     if firstPass, let firstResults {
@@ -180,7 +188,22 @@ public actor HealthMonitor {
             group.cancelAll()
         }
         running.removeAll()
+        (outliving, lateBeforeFinish) = ([], [])
         awaitingFirst = nil
+    }
+
+    /// Forgets the record of each check that is not among `checks` (a service released, evicted, or
+    /// weakly held and gone): `/health` shows what is there, not the last status of what left.
+    private func forgetGone(keeping checks: [(String, any HealthCheckable)]) {
+        guard records.count + due.count > checks.count * 2 else { return }
+        let present = Set(checks.map(\.0))
+        let gone = Set(records.keys).union(due.keys).filter { !present.contains($0) && !running.contains($0) }
+        guard !gone.isEmpty else { return }
+        for name in gone {
+            records[name] = nil
+            due[name] = nil
+        }
+        publish()
     }
 
     /// The shortest time between two looks that `discoveryChanges` asks for.
@@ -193,9 +216,12 @@ public actor HealthMonitor {
         notify()
     }
 
-    /// Applies one check's result as soon as it has one, and sets when it is due again.
-    private func finish(_ name: String, _ status: HealthStatus?, duration: Duration) {
-        running.remove(name)
+    /// Applies one check's result as soon as it has one, and sets when it is due again. A run that
+    /// `outlived` its result (timed out, its check still running) keeps the check from starting again
+    /// until it returns (`returnedLate`): one run of a check at a time, so a check that ignores
+    /// cancellation does not pile up a new stuck run at each interval.
+    private func finish(_ name: String, _ status: HealthStatus?, duration: Duration, outlived: Bool = false) {
+        if outlived, lateBeforeFinish.remove(name) == nil { outliving.insert(name) } else { running.remove(name) }
         // A check cut short by cancellation (shutdown) has no result: its record stays as it was.
         guard let status else { return }
         awaitingFirst?.pending.remove(name)
@@ -208,6 +234,16 @@ public actor HealthMonitor {
         if waitingForSlot || due[name].map({ $0 < plannedWake }) == true { wake.signal() }
         lastProgress = ContinuousClock.now
         publish()
+    }
+
+    /// A run that outlived its result has returned: its check may start again when it is due.
+    private func returnedLate(_ name: String) {
+        guard outliving.remove(name) != nil else {
+            lateBeforeFinish.insert(name) // its `finish` has not run yet
+            return
+        }
+        running.remove(name)
+        if waitingForSlot || due[name].map({ $0 < plannedWake }) ?? true { wake.signal() }
     }
 
     /// Due again after its interval plus up to a tenth of it at random, so checks that start together spread out.
@@ -254,7 +290,7 @@ public actor HealthMonitor {
             for (index, (name, check, timeout)) in timed.enumerated() {
                 if index >= limit, let finished = await group.next() { results.append(finished) }
                 group.addTask {
-                    let (status, duration) = await Self.runOne(check, timeout: timeout)
+                    let (status, duration, _) = await Self.runOne(check, timeout: timeout)
                     return (name, status, duration)
                 }
             }
@@ -288,9 +324,13 @@ public actor HealthMonitor {
     /// Runs `check`, giving up after `timeout` even if the check never returns or ignores cancellation.
     /// Cancelling the caller cancels the check (an exec check kills its process) and returns at once
     /// with no status (nil), so shutdown never waits for a check and is never a check's result.
-    static func runOne(_ check: any HealthCheckable, timeout: Duration) async -> (HealthStatus?, Duration) {
+    /// `outlived`: the check had not returned when this did; `returnedLate` is called when it does.
+    static func runOne(_ check: any HealthCheckable, timeout: Duration, returnedLate: @escaping @Sendable () async -> Void = {})
+        async -> (status: HealthStatus?, duration: Duration, outlived: Bool) {
         let clock = ContinuousClock()
         let start = clock.now
+        // Which of the check and this function returned first: exactly one sees the other's mark.
+        let returned = Locked<(check: Bool, caller: Bool)>((false, false))
         let running = Locked<(outcome: OneShot<HealthStatus?>?, work: Task<Void, Never>?, timer: OneShotTimer?)>((nil, nil, nil))
         let cancelled: HealthStatus? = nil // what a run cut short by cancellation returns: no status
         let status = await withTaskCancellationHandler {
@@ -308,6 +348,7 @@ public actor HealthMonitor {
                     let status = await check.healthCheck()
                     timer.cancel()
                     _ = outcome.resume(with: status)
+                    if returned.withLock({ $0.check = true; return $0.caller }) { await returnedLate() }
                 }
                 running.withLock { $0.outcome = outcome; $0.work = work }
                 if Task.isCancelled, outcome.resume(with: cancelled) {
@@ -322,7 +363,8 @@ public actor HealthMonitor {
                 timer?.cancel()
             }
         }
-        return (status, clock.now - start)
+        let outlived = returned.withLock { $0.caller = true; return !$0.check }
+        return (status, clock.now - start, outlived)
     }
 
     /// Applies flap damping and records the result; logs a change of state, told to subscribers

@@ -277,6 +277,39 @@ private final class Scripted: HealthCheckable {
         #expect(told == 2 * flips + 1)
     }
 
+    /// One run of a check at a time, even past its timeout: a check that never returns and ignores
+    /// cancellation is timed out (unhealthy), and not started again while its run is stuck, so it
+    /// does not pile up a stuck run at each interval; one that returns late runs again; and it holds
+    /// no slot of the concurrency limit (the other check, limited to one at a time, keeps running).
+    @Test func aRunThatOutlivesItsTimeoutIsNotStartedAgain() async throws {
+        let monitor = HealthMonitor(maxConcurrentChecks: 1)
+        let stuckRuns = Locked(0), lateRuns = Locked(0), quickRuns = Locked(0)
+        let fast = HealthCheckSettings(interval: .milliseconds(20), timeout: .milliseconds(20))
+        await monitor.register("stuck", settings: fast) {
+            stuckRuns.withLock { $0 += 1 }
+            await Hang.forever()
+            return .healthy
+        }
+        await monitor.register("late", settings: fast) {
+            lateRuns.withLock { $0 += 1 }
+            try? await Task.sleep(for: .milliseconds(60)) // ignores cancellation's hurry: returns when it is done
+            return .healthy
+        }
+        await monitor.register("quick", settings: HealthCheckSettings(interval: .milliseconds(20))) {
+            quickRuns.withLock { $0 += 1 }
+            return .healthy
+        }
+        let running = Task { await monitor.run(tick: .milliseconds(20)) }
+        await eventually { lateRuns.withLock { $0 } >= 3 && quickRuns.withLock { $0 } >= 10 }
+        running.cancel()
+        #expect(stuckRuns.withLock { $0 } == 1, "a new stuck run at each interval")
+        guard case .unhealthy(let error) = monitor.latestReport.checks["stuck"]?.status else {
+            Issue.record("the stuck check is not timed out")
+            return
+        }
+        #expect(error is HealthCheckError)
+    }
+
     /// `changes` fires when the published report's index moves, not at every round: ten runs that
     /// change nothing wake no watcher, and the transition after them fires it once.
     @Test func changesFireWhenTheReportChangesOnly() async {
@@ -305,6 +338,20 @@ private final class Scripted: HealthCheckable {
         let found = await ChangeSignal.wait(for: .seconds(60), on: [monitor.changes]) { monitor.latestReport.checks["Database"] != nil }
         running.cancel()
         #expect(found, "not found before the tick")
+    }
+
+    /// A service released from the container leaves the report at the monitor's next look (the
+    /// release wakes it): `/health` does not keep the last status of what is gone.
+    @Test func aReleasedServiceLeavesTheReport() async {
+        let container = Container()
+        container.register(Database.self, scope: .singleton) { Database() }
+        let monitor = HealthMonitor(container: container)
+        let running = Task { await monitor.run(tick: .seconds(3_600)) }
+        #expect(await ChangeSignal.wait(for: .seconds(60), on: [monitor.changes]) { monitor.latestReport.checks["Database"] != nil })
+        #expect(container.release(Database.self))
+        let gone = await ChangeSignal.wait(for: .seconds(60), on: [monitor.changes]) { monitor.latestReport.checks["Database"] == nil }
+        running.cancel()
+        #expect(gone, "its last status kept")
     }
 
     /// A burst of container changes (a startup's registrations) is one look a second, not one each.

@@ -31,6 +31,23 @@ import WeaveTestSupport
         #expect(records.entries.map(\.level) == [.warning, .error, .warning])
     }
 
+    /// An application read by two at once (its watch, and a round that listed it before the watch
+    /// began) has each event written once: what is written is claimed first.
+    @Test func aPageReadByTwoAtOnceIsWrittenOnce() async {
+        let log = ContainerEventLog(capacity: 256)
+        for index in 0..<200 { log.append(.resolutionError, ["dependency": "D\(index)", "error_kind": "factory_failed", "error": "down"]) }
+        let page = Array(log.json(after: 0, limit: 256).utf8)
+        let records = LogRecords()
+        let journal = AppEventJournal(limit: LogRateLimit(burst: 10_000, window: .seconds(10)), started: log.started - 1,
+                                      bounds: (LogRateLimit(burst: 10_000, window: .seconds(10)), LogRateLimit(burst: 10_000, window: .seconds(10))),
+                                      logger: records.logger)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 { group.addTask { try? journal.ingest("orders", page) } }
+        }
+        #expect(records.count(WeaveEvent.resolutionError.messageID) == 200)
+        #expect(journal.after("orders") == 200)
+    }
+
     /// One process with 150 sockets cannot flood the journal, nor take the host's whole share:
     /// past each application's limit, the applications of one user and all of the host's are
     /// bounded too (windows longer than the test: counts only).

@@ -153,7 +153,9 @@ import WeaveTestSupport
         let kept = try #require(after.last("orders", through: "Store"))
         #expect(kept.fields == fields && kept.time == 1_800_000_000 && kept.times.count == 3)
         #expect(after.last("orders", through: "Flood")?.time == 1_800_001_000)
-        #expect(after.keptBytes == before.keptBytes)
+        // The same records: their bytes count their buffers' capacities, which malloc may round up
+        // by 16 bytes a buffer differently in another moment (two buffers a record, two records).
+        #expect(abs(after.keptBytes - before.keptBytes) <= 64, "\(after.keptBytes) bytes read back, \(before.keptBytes) saved")
         for broken in [#"{"chains":[{"app":"orders","time":1e300,"fields":{"dependency":"Report"}}]}"#,
                        #"{"chains":[{"app":"orders","time":1800000000,"fields":{"dependency":"A","dependency":"B"}}]}"#,
                        #"{"chains":[{"app":"","time":1800000000,"fields":{"dependency":"A"}}]}"#, #"{"chains":"#] {

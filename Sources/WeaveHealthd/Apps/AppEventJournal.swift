@@ -138,42 +138,43 @@ final class AppEventJournal: Sendable {
         return page
     }
 
-    /// Logs what is new in `page`, an answer of `app`'s `/events`.
+    /// Logs what is new in `page`, an answer of `app`'s `/events`. What it logs is claimed (its place
+    /// moved past it) before it is written, so two readers of one application at once (its watch, and
+    /// a round that listed it before the watch began) write each event once.
     func ingest(_ app: String, _ page: ContainerEventPage, owner: UInt32? = nil) {
-        let (resume, missed, previousRun) = places.withLock { places -> (UInt64?, UInt64, Double?) in
+        let claim = places.withLock { places -> (resume: UInt64, last: UInt64, missed: UInt64, previousRun: Double?)? in
+            let resume: UInt64, missed: UInt64, previousRun: Double?
             if let place = places.byApp[app], place.started == page.started {
-                let missed = page.first > place.last + 1 ? page.first - place.last - 1 : 0
-                return (place.last, missed, nil)
+                (resume, missed, previousRun) = (place.last, page.first > place.last + 1 ? page.first - place.last - 1 : 0, nil)
+            } else {
+                guard places.byApp[app] != nil || places.byApp.count < Self.maxApps else { return nil }
+                // A log no daemon has read: from its start. Without kept places, one that began before
+                // this daemon did is taken to have been read, and is read from its end.
+                (resume, missed, previousRun) = (restored || page.started >= started ? 0 : page.next - 1, 0, places.byApp[app]?.started)
             }
-            guard places.byApp[app] != nil || places.byApp.count < Self.maxApps else { return (nil, 0, nil) }
-            // A log no daemon has read: from its start. Without kept places, one that began before
-            // this daemon did is taken to have been read, and is read from its end.
-            return (restored || page.started >= started ? 0 : page.next - 1, 0, places.byApp[app]?.started)
-        }
-        guard let resume else { return }
-        if let previousRun, admitLifecycle(app, WeaveEvent.appRestarted, level: .notice, owner: owner) {
-            logger.notice("Application \(app) restarted: this run began at \(Timestamp.rfc3339(page.started)), the previous one at \(Timestamp.rfc3339(previousRun))",
-                          metadata: WeaveEvent.appRestarted.metadata(["app": "\(app)", "started": "\(Timestamp.rfc3339(page.started))",
-                                                                      "previous_started": "\(Timestamp.rfc3339(previousRun))"]))
-        }
-        if missed > 0, admit(app, WeaveEvent.appEventsMissed, level: .warning, owner: owner) {
-            logger.warning("Application \(app) dropped \(missed) events from its log before weave-healthd read them",
-                           metadata: WeaveEvent.appEventsMissed.metadata(["app": "\(app)", "missed": "\(missed)"]))
-        }
-        var last = resume
-        for event in page.events where event.sequence > last {
-            last = event.sequence
-            if event.kind == .slowResolution, let slow = AppSlowChains.Slow(time: event.time, fields: event.fields) {
-                slowChains.note(app, slow)
-            }
-            write(app, event, owner: owner)
-        }
-        let place = Place(started: page.started, last: last)
-        places.withLock { places in
+            let last = max(resume, page.events.last?.sequence ?? 0)
+            let place = Place(started: page.started, last: last)
             if places.byApp[app] != place {
                 places.byApp[app] = place
                 places.changed = true
             }
+            return (resume, last, missed, previousRun)
+        }
+        guard let claim else { return }
+        if let previousRun = claim.previousRun, admitLifecycle(app, WeaveEvent.appRestarted, level: .notice, owner: owner) {
+            logger.notice("Application \(app) restarted: this run began at \(Timestamp.rfc3339(page.started)), the previous one at \(Timestamp.rfc3339(previousRun))",
+                          metadata: WeaveEvent.appRestarted.metadata(["app": "\(app)", "started": "\(Timestamp.rfc3339(page.started))",
+                                                                      "previous_started": "\(Timestamp.rfc3339(previousRun))"]))
+        }
+        if claim.missed > 0, admit(app, WeaveEvent.appEventsMissed, level: .warning, owner: owner) {
+            logger.warning("Application \(app) dropped \(claim.missed) events from its log before weave-healthd read them",
+                           metadata: WeaveEvent.appEventsMissed.metadata(["app": "\(app)", "missed": "\(claim.missed)"]))
+        }
+        for event in page.events where event.sequence > claim.resume && event.sequence <= claim.last {
+            if event.kind == .slowResolution, let slow = AppSlowChains.Slow(time: event.time, fields: event.fields) {
+                slowChains.note(app, slow)
+            }
+            write(app, event, owner: owner)
         }
     }
 

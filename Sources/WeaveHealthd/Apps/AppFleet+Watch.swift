@@ -35,7 +35,10 @@ extension AppFleet {
         // A page that is not one is logged by the journal, once; the watch goes on.
         let page = try? events.page(name, response.body)
         let anotherRun = page.map { events.isAnotherRun(name, started: $0.started) } ?? false
-        let transition = page?.events.contains { $0.kind == .healthTransition } ?? false
+        // Only what the journal has not written is news: a page replayed at every answer earns nothing.
+        let written = anotherRun ? 0 : events.after(name)
+        let fresh = page?.events.filter { $0.sequence > written } ?? []
+        let transition = fresh.contains { $0.kind == .healthTransition }
         let healthRead = transition || anotherRun || readHealth
         if healthRead {
             await refreshHealth(only: [name])
@@ -45,6 +48,6 @@ extension AppFleet {
             events.ingest(name, page, owner: owners.owner(of: name))
             await events.persist(with: blocking)
         }
-        return .answered(healthRead: healthRead, news: anotherRun || !(page?.events.isEmpty ?? true))
+        return .answered(healthRead: healthRead, news: anotherRun || !fresh.isEmpty)
     }
 }

@@ -10,6 +10,10 @@ final class StateFile: Sendable {
     /// What it keeps, for the log: "the applications' event positions".
     let what: String
     private let failing = Locked(false)
+    /// Whether `saveChanges` is saving, and whether another call came meanwhile: one save at a time,
+    /// the one under way saving again for those that came (a second at once was refused as busy,
+    /// and logged as a failure).
+    private let saving = Locked<(busy: Bool, again: Bool)>((false, false))
     private let logger: Logger
 
     /// The most a file may hold.
@@ -54,14 +58,26 @@ final class StateFile: Sendable {
     }
 
     /// Saves `state` rendered by `render` when its `changed` mark is set, and clears the mark (set
-    /// again when the save fails).
+    /// again when the save fails). A call while another saves leaves its change to that one, which
+    /// saves again once done.
     func saveChanges<State>(of state: Locked<State>, changed: WritableKeyPath<State, Bool>, with blocking: BlockingCalls,
                             render: (State) -> String) async {
-        guard let text = state.withLock({ state -> String? in
-            defer { state[keyPath: changed] = false }
-            return state[keyPath: changed] ? render(state) : nil
+        guard saving.withLock({ saving in
+            if saving.busy { saving.again = true }
+            defer { saving.busy = true }
+            return !saving.busy
         }) else { return }
-        if await !save(text, with: blocking) { state.withLock { $0[keyPath: changed] = true } }
+        repeat {
+            saving.withLock { $0.again = false }
+            guard let text = state.withLock({ state -> String? in
+                defer { state[keyPath: changed] = false }
+                return state[keyPath: changed] ? render(state) : nil
+            }) else { continue }
+            if await !save(text, with: blocking) { state.withLock { $0[keyPath: changed] = true } }
+        } while saving.withLock { saving in
+            defer { if !saving.again { saving.busy = false } }
+            return saving.again
+        }
     }
 
     /// Replaces the file with `text`, on `blocking`'s threads; false when it could not (logged).
