@@ -262,8 +262,10 @@ private final class Scripted: HealthCheckable {
         }
         await monitor.register("svc", settings: HealthCheckSettings(interval: .milliseconds(5)), check: Scripted(script))
         let stream = await monitor.transitions()
-        // Woken by the first publish: without the signal it would wait its whole 10 s.
-        let firstPublish = Task { await ChangeSignal.wait(for: .seconds(10), on: [monitor.changes]) { monitor.latestReport.checks["svc"] != nil } }
+        // Woken by the first publish. Its deadline is not a bound on the monitor: under ThreadSanitizer,
+        // tests that block threads have held every task back for 41 s, and a wait's deadline is
+        // punctual (a dispatch timer), so a 10 s one ended before the first run.
+        let firstPublish = Task { await ChangeSignal.wait(for: .seconds(600), on: [monitor.changes]) { monitor.latestReport.checks["svc"] != nil } }
         let running = Task { await monitor.run(tick: .milliseconds(5)) }
         var told = 0, shown = 0
         for await transition in stream {
@@ -317,7 +319,7 @@ private final class Scripted: HealthCheckable {
         let script = [HealthStatus](repeating: .healthy, count: 10) + [.degraded(reason: "slow")]
         await monitor.register("svc", settings: HealthCheckSettings(interval: .milliseconds(5)), check: Scripted(script))
         let running = Task { await monitor.run(tick: .milliseconds(5)) }
-        let degraded = await ChangeSignal.wait(for: .seconds(60), on: [monitor.changes]) {
+        let degraded = await ChangeSignal.wait(for: .seconds(300), on: [monitor.changes]) {
             monitor.latestReport.checks["svc"]?.status.state == .degraded
         }
         running.cancel()
@@ -333,9 +335,9 @@ private final class Scripted: HealthCheckable {
         let monitor = HealthMonitor(container: container)
         await monitor.register("named", settings: HealthCheckSettings(interval: .seconds(3_600))) { .healthy }
         let running = Task { await monitor.run(tick: .seconds(3_600)) }
-        #expect(await ChangeSignal.wait(for: .seconds(60), on: [monitor.changes]) { monitor.latestReport.checks["named"] != nil })
+        #expect(await ChangeSignal.wait(for: .seconds(300), on: [monitor.changes]) { monitor.latestReport.checks["named"] != nil })
         container.register(Database.self, scope: .singleton) { Database() }
-        let found = await ChangeSignal.wait(for: .seconds(60), on: [monitor.changes]) { monitor.latestReport.checks["Database"] != nil }
+        let found = await ChangeSignal.wait(for: .seconds(300), on: [monitor.changes]) { monitor.latestReport.checks["Database"] != nil }
         running.cancel()
         #expect(found, "not found before the tick")
     }
@@ -347,9 +349,9 @@ private final class Scripted: HealthCheckable {
         container.register(Database.self, scope: .singleton) { Database() }
         let monitor = HealthMonitor(container: container)
         let running = Task { await monitor.run(tick: .seconds(3_600)) }
-        #expect(await ChangeSignal.wait(for: .seconds(60), on: [monitor.changes]) { monitor.latestReport.checks["Database"] != nil })
+        #expect(await ChangeSignal.wait(for: .seconds(300), on: [monitor.changes]) { monitor.latestReport.checks["Database"] != nil })
         #expect(container.release(Database.self))
-        let gone = await ChangeSignal.wait(for: .seconds(60), on: [monitor.changes]) { monitor.latestReport.checks["Database"] == nil }
+        let gone = await ChangeSignal.wait(for: .seconds(300), on: [monitor.changes]) { monitor.latestReport.checks["Database"] == nil }
         running.cancel()
         #expect(gone, "its last status kept")
     }
